@@ -1,0 +1,160 @@
+// Package store defines the ordered key-value contract every Tabula storage backend implements.
+//
+// The Table service is written against this contract alone. It is deliberately small: point
+// reads, ordered range scans, and atomic conditional commits. Backends: store/pebble (the
+// embedded default) and, to come, a SQL backend. Every backend must pass the suite in
+// store/storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Key addresses one record. Keys are ordered lexicographically by (Space, Partition, Row),
+// each component compared bytewise, so that every partition of a space is one contiguous range
+// and a space is one contiguous range of partitions.
+//
+// Space is an opaque keyspace name chosen by the service (one per Azure table, plus a few
+// system spaces); Partition and Row carry the Azure PartitionKey and RowKey. Components may be
+// empty and may hold any bytes.
+type Key struct {
+	Space     string
+	Partition string
+	Row       string
+}
+
+// Compare orders keys as the store does: -1, 0 or +1.
+func (k Key) Compare(o Key) int {
+	if c := strings.Compare(k.Space, o.Space); c != 0 {
+		return c
+	}
+	if c := strings.Compare(k.Partition, o.Partition); c != 0 {
+		return c
+	}
+	return strings.Compare(k.Row, o.Row)
+}
+
+func (k Key) String() string { return fmt.Sprintf("%q/%q/%q", k.Space, k.Partition, k.Row) }
+
+// Record is a stored value with its version. Version is chosen by the writer (the service uses
+// the entity Timestamp in ticks) and is what conditional commits compare; the store never
+// invents or changes it.
+type Record struct {
+	Key     Key
+	Version int64
+	Value   []byte
+}
+
+// Range is the half-open interval [Start, End) of keys within one Space. A zero Start.Partition
+// and Start.Row mean "from the beginning of the space"; Unbounded End means "to the end of the
+// space". Start and End must have the same Space as the range.
+type Range struct {
+	Space        string
+	Start        Key
+	End          Key
+	EndUnbounded bool
+}
+
+// SpaceRange is the range covering all of space.
+func SpaceRange(space string) Range {
+	return Range{Space: space, Start: Key{Space: space}, EndUnbounded: true}
+}
+
+// PartitionRange is the range covering exactly one partition of space.
+func PartitionRange(space, partition string) Range {
+	return Range{
+		Space: space,
+		Start: Key{Space: space, Partition: partition},
+		// The smallest key greater than every (partition, row) is (partition+"\x00", "").
+		End: Key{Space: space, Partition: partition + "\x00"},
+	}
+}
+
+// Contains reports whether k lies inside r.
+func (r Range) Contains(k Key) bool {
+	if k.Space != r.Space || k.Compare(r.Start) < 0 {
+		return false
+	}
+	return r.EndUnbounded || k.Compare(r.End) < 0
+}
+
+// Expect is the condition a Mutation places on the current record at its key. The zero value
+// places no condition.
+type Expect struct {
+	Kind    ExpectKind
+	Version int64 // for ExpectVersion
+}
+
+// ExpectKind selects what an Expect requires.
+type ExpectKind uint8
+
+const (
+	ExpectAnything ExpectKind = iota // no condition
+	ExpectAbsent                     // no record at the key
+	ExpectPresent                    // some record at the key, any version
+	ExpectVersion                    // a record at the key whose Version equals Expect.Version
+)
+
+// Mutation writes or deletes the record at Key, provided Expect holds.
+type Mutation struct {
+	Key    Key
+	Expect Expect
+	Delete bool   // remove the record (a delete of an absent key is a no-op if Expect allows it)
+	Value  []byte // the new value when !Delete
+	// Version is the new record's version when !Delete.
+	Version int64
+}
+
+// ErrNotFound is returned by Get when no record exists at the key.
+var ErrNotFound = errors.New("store: record not found")
+
+// ErrClosed is returned by every method called after Close.
+var ErrClosed = errors.New("store: closed")
+
+// ConditionFailedError reports that a Commit applied nothing because the Expect of
+// mutations[Index] did not hold. Found tells what was there: nil if the key was absent.
+type ConditionFailedError struct {
+	Index int
+	Found *Record
+}
+
+func (e *ConditionFailedError) Error() string {
+	if e.Found == nil {
+		return fmt.Sprintf("store: condition of mutation %d failed: key absent", e.Index)
+	}
+	return fmt.Sprintf("store: condition of mutation %d failed: found version %d", e.Index, e.Found.Version)
+}
+
+// Store is the ordered key-value contract.
+//
+// Consistency: every method sees all commits that returned before it was called (linearizable
+// single-key reads; a Scan reads one consistent snapshot). Durability: once Commit returns nil
+// the mutations survive a process crash or power loss (unless the store was opened in memory).
+// All methods are safe for concurrent use. Returned byte slices belong to the caller.
+type Store interface {
+	// Get returns the record at key, or ErrNotFound.
+	Get(ctx context.Context, key Key) (Record, error)
+
+	// Scan calls fn for each record in r in ascending key order, from one snapshot taken when
+	// Scan is called, until the range is exhausted, fn returns false, fn returns an error (which
+	// Scan returns), or ctx is done (ctx.Err() is returned). Records passed to fn may be
+	// retained by fn.
+	Scan(ctx context.Context, r Range, fn func(Record) (more bool, err error)) error
+
+	// Commit applies mutations atomically: either every Expect holds against the current state
+	// and all mutations are applied and durable, or none is applied and the error says why
+	// (*ConditionFailedError for a failed Expect). Two mutations in one Commit must not share a
+	// key. Conditions are checked and applied as one step: no other commit can interleave.
+	Commit(ctx context.Context, mutations []Mutation) error
+
+	// DeleteSpace removes every record in space. It is atomic with respect to readers (they
+	// see the space either whole or empty) and durable when it returns. The service calls it
+	// only for spaces no longer reachable (a deleted table), so it may be slow on large spaces.
+	DeleteSpace(ctx context.Context, space string) error
+
+	// Close releases resources after in-flight calls have returned. Durable data remains.
+	Close() error
+}
