@@ -1,0 +1,483 @@
+// Package pebble is Tabula's embedded storage backend: the store.Store contract on a local
+// Pebble LSM (github.com/cockroachdb/pebble).
+//
+// Keys are encoded so that Pebble's bytewise order is the contract's order (keys.go). Reads
+// go straight to Pebble. Commits serialise per partition on striped locks, check their
+// conditions with point reads, apply one Pebble batch, release the locks and only then wait
+// for the WAL fsync, so commits to one partition queue only for each other's memtable
+// inserts and every waiting commit shares the next fsync (group commit).
+package pebble
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tabula-dev/tabula/internal/store"
+)
+
+// Options configures Open. The zero value opens a durable store on disk.
+type Options struct {
+	// InMemory keeps every file in memory (Pebble's vfs.NewMem): nothing touches disk, nothing
+	// survives Close, and Commit's durability promise does not apply.
+	InMemory bool
+}
+
+// Store is a store.Store backed by Pebble. It is safe for concurrent use.
+type Store struct {
+	db *pebble.DB
+
+	// Commits lock the stripes of all partitions they touch, in ascending stripe order so
+	// that two multi-partition commits cannot deadlock. A stripe is held from the condition
+	// check until the batch is visible in the memtable, never across the WAL fsync.
+	seed    maphash.Seed
+	stripes [numStripes]sync.Mutex
+
+	mu       sync.Mutex // guards closed, and orders every inflight.Add before Close's Wait
+	closed   bool
+	inflight sync.WaitGroup
+}
+
+var _ store.Store = (*Store)(nil)
+
+// numStripes bounds how many commits to distinct partitions can hold their locks at once;
+// two partitions sharing a stripe only queue for each other's (short) critical section.
+const numStripes = 256
+
+// Open opens (creating if needed) the store in directory dir. With opts.InMemory, dir only
+// names the directory inside the in-memory filesystem and may be empty. Two Stores cannot
+// have the same directory open: Pebble locks it.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.InMemory {
+		return open(dir, vfs.NewMem())
+	}
+	if dir == "" {
+		return nil, errors.New("pebble store: no directory given")
+	}
+	return open(dir, vfs.Default)
+}
+
+// open is Open on any filesystem; tests use it with a crashable in-memory one.
+func open(dir string, fs vfs.FS) (*Store, error) {
+	cache := pebble.NewCache(blockCacheBytes)
+	defer cache.Unref() // the DB holds its own reference
+	db, err := pebble.Open(dir, pebbleOptions(fs, cache))
+	if err != nil {
+		return nil, fmt.Errorf("pebble store: open %q: %w", dir, err)
+	}
+	return &Store{db: db, seed: maphash.MakeSeed()}, nil
+}
+
+// Memory is two fixed shares, so it stays flat as the data grows: the block cache, which
+// also holds the sstables' index and filter blocks, and the memtables, at most
+// memTableBytes × memTableStopWritesThreshold (writes stall beyond that until a flush ends).
+const (
+	blockCacheBytes             = 128 << 20
+	memTableBytes               = 32 << 20
+	memTableStopWritesThreshold = 4
+)
+
+func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
+	o := &pebble.Options{
+		FS:     fs,
+		Cache:  cache,
+		Logger: slogLogger{},
+		// Pinned rather than FormatNewest so that upgrading the Pebble module never silently
+		// ratchets an existing store to a format the previous binary cannot open.
+		FormatMajorVersion:          pebble.FormatValueSeparation,
+		MemTableSize:                memTableBytes,
+		MemTableStopWritesThreshold: memTableStopWritesThreshold,
+		// Compact L0 early to keep read amplification low for point reads, and stall
+		// writers well before L0 grows unbounded: Tabula has no admission control above us.
+		L0CompactionThreshold: 2,
+		L0StopWritesThreshold: 20,
+		CompactionConcurrencyRange: func() (int, int) {
+			return 1, max(1, min(4, runtime.GOMAXPROCS(0)/2))
+		},
+	}
+	// Whole-key bloom filters (1% false positives) let Get and the condition checks of
+	// inserts, which mostly probe keys that do not exist, skip sstables. Not on L6: Pebble's
+	// point reads never consult L6 filters (file_cache.go, unless IterOptions.UseL6Filters),
+	// and there they would cost ~10 bits for most keys of the store.
+	for i := range len(o.Levels) - 1 {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		o.Levels[i].FilterType = pebble.TableFilter
+	}
+	return o
+}
+
+// slogLogger sends Pebble's log lines to the process's default slog logger: routine progress
+// (every WAL replay, every ingestion) at Debug, failures at Error.
+type slogLogger struct{}
+
+func (slogLogger) Infof(format string, args ...any) {
+	if slog.Default().Enabled(context.Background(), slog.LevelDebug) {
+		slog.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+	}
+}
+
+func (slogLogger) Errorf(format string, args ...any) {
+	slog.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+// Fatalf is called for states Pebble cannot continue from (a failed WAL write, a corrupt
+// manifest); like Pebble's default logger it does not return.
+func (slogLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	slog.Error(msg, "component", "pebble")
+	panic("pebble: " + msg)
+}
+
+// enter registers an in-flight call, or reports ErrClosed. Every enter is paired with exit.
+func (s *Store) enter() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	s.inflight.Add(1)
+	return nil
+}
+
+func (s *Store) exit() { s.inflight.Done() }
+
+// Get implements store.Store. A ctx already done returns ctx.Err().
+func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
+	if err := s.enter(); err != nil {
+		return store.Record{}, err
+	}
+	defer s.exit()
+	if err := ctx.Err(); err != nil {
+		return store.Record{}, err
+	}
+	raw, closer, err := s.db.Get(appendKey(nil, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return store.Record{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Record{}, fmt.Errorf("pebble store: get %v: %w", key, err)
+	}
+	defer closer.Close()
+	version, value, err := decodeValue(raw)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("pebble store: get %v: %w", key, err)
+	}
+	return store.Record{Key: key, Version: version, Value: bytes.Clone(value)}, nil
+}
+
+// Scan implements store.Store. The snapshot is that of a Pebble iterator, which reads at the
+// sequence number visible when it is created. Close waits for a Scan in progress, so fn must
+// not call Close. A range whose Start or End lies in another space is rejected with an
+// error.
+func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (bool, error)) (err error) {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.exit()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	lower, upper, err := rangeBounds(r)
+	if err != nil {
+		return err
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		return nil
+	}
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("pebble store: scan %q: %w", r.Space, err)
+	}
+	defer func() {
+		if cerr := it.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("pebble store: scan %q: %w", r.Space, cerr)
+		}
+	}()
+
+	spacePrefix := len(appendComponent(nil, r.Space))
+	done := ctx.Done()
+	// Consecutive records mostly share a partition: keep its decoded string rather than
+	// allocate it again for every record. The zero values agree: "" is encoded as nothing.
+	var lastPartition []byte
+	var partition string
+	for ok := it.First(); ok; ok = it.Next() {
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+		escPartition, rest, err := nextComponent(it.Key()[spacePrefix:])
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(escPartition, lastPartition) {
+			lastPartition = append(lastPartition[:0], escPartition...)
+			partition = unescape(escPartition)
+		}
+		escRow, rest, err := nextComponent(rest)
+		if err != nil {
+			return err
+		}
+		if len(rest) != 0 {
+			return errCorruptKey
+		}
+		raw, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("pebble store: scan %q: %w", r.Space, err)
+		}
+		version, value, err := decodeValue(raw)
+		if err != nil {
+			return err
+		}
+		more, err := fn(store.Record{
+			Key:     store.Key{Space: r.Space, Partition: partition, Row: unescape(escRow)},
+			Version: version,
+			Value:   bytes.Clone(value),
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("pebble store: scan %q: %w", r.Space, err)
+	}
+	return nil
+}
+
+// rangeBounds returns the encoded [lower, upper) of r.
+func rangeBounds(r store.Range) (lower, upper []byte, err error) {
+	if r.Start.Space != r.Space || (!r.EndUnbounded && r.End.Space != r.Space) {
+		return nil, nil, fmt.Errorf("pebble store: range bounds %v, %v outside space %q", r.Start, r.End, r.Space)
+	}
+	if r.EndUnbounded {
+		_, upper = spaceBounds(r.Space)
+	} else {
+		upper = appendKey(nil, r.End)
+	}
+	return appendKey(nil, r.Start), upper, nil
+}
+
+// Commit implements store.Store. When several Expects fail, the ConditionFailedError names
+// the lowest index. Mutations sharing a key are rejected with a plain error. A ctx already
+// done returns ctx.Err(); once the batch is applied, Commit waits for the fsync regardless
+// of ctx. If the fsync fails, Commit returns that error, and the mutations, already visible
+// to readers, may or may not survive a crash.
+func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.exit()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(mutations) == 0 {
+		return nil
+	}
+	keys := make([][]byte, len(mutations))
+	stripes := make([]int, len(mutations))
+	for i, m := range mutations {
+		if m.Expect.Kind > store.ExpectVersion {
+			return fmt.Errorf("pebble store: mutation %d: unknown expect kind %d", i, m.Expect.Kind)
+		}
+		k := appendPartitionPrefix(nil, m.Key.Space, m.Key.Partition)
+		stripes[i] = int(maphash.Bytes(s.seed, k) % numStripes)
+		keys[i] = appendComponent(k, m.Key.Row)
+	}
+	if i, j, dup := duplicateKey(keys); dup {
+		return fmt.Errorf("pebble store: mutations %d and %d share key %v", i, j, mutations[i].Key)
+	}
+
+	batch, err := s.applyLocked(stripes, func() (*pebble.Batch, error) {
+		return s.checkAndBuild(mutations, keys)
+	})
+	if err != nil {
+		return err
+	}
+	return s.syncWait(batch)
+}
+
+// applyLocked locks the given stripes, builds a batch with build and applies it to the
+// memtable without waiting for the WAL fsync, then unlocks. The returned batch is visible to
+// every reader and every later condition check; the caller must pass it to syncWait.
+//
+// Releasing the stripes before the fsync cannot lose a commit that others depended on.
+// Pebble (v2.1.7) assigns sequence numbers and writes batches to the WAL in one critical
+// section (commitPipeline.prepare), and makes a batch visible only after that write
+// (commitPipeline.publish). The WAL is one append-only file whose fsync covers every byte
+// written before it (LogWriter.flushLoop), and when the memtable rotates, the old WAL is
+// closed and synced before the new one is created, still inside that critical section
+// (DB.rotateWAL). So whatever a commit (or the reader it serves) has seen was earlier in
+// the WAL than the commit's own batch, and the fsync that acknowledges the commit makes it
+// durable too: a crash keeps a prefix of the WAL, never a later commit without an earlier
+// one. This would need revisiting if WAL failover (Options.WALFailover) were enabled.
+func (s *Store) applyLocked(stripes []int, build func() (*pebble.Batch, error)) (*pebble.Batch, error) {
+	slices.Sort(stripes)
+	stripes = slices.Compact(stripes)
+	for _, i := range stripes {
+		s.stripes[i].Lock()
+	}
+	defer func() {
+		for _, i := range stripes {
+			s.stripes[i].Unlock()
+		}
+	}()
+	batch, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.ApplyNoSyncWait(batch, pebble.Sync); err != nil {
+		batch.Close()
+		return nil, fmt.Errorf("pebble store: apply: %w", err)
+	}
+	return batch, nil
+}
+
+// syncWait waits until batch, applied by applyLocked, is durable in the WAL, and releases it.
+func (s *Store) syncWait(batch *pebble.Batch) error {
+	err := batch.SyncWait()
+	if cerr := batch.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("pebble store: WAL sync: %w", err)
+	}
+	return nil
+}
+
+// duplicateKey reports two indexes of equal keys, if any.
+func duplicateKey(keys [][]byte) (i, j int, dup bool) {
+	if len(keys) < 2 {
+		return 0, 0, false
+	}
+	order := make([]int, len(keys))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	for k := 1; k < len(order); k++ {
+		if bytes.Equal(keys[order[k-1]], keys[order[k]]) {
+			return min(order[k-1], order[k]), max(order[k-1], order[k]), true
+		}
+	}
+	return 0, 0, false
+}
+
+// checkAndBuild checks every mutation's Expect against the current state and returns the
+// batch applying them all. The caller holds the stripes of every mutation's partition, so
+// nothing can change the checked keys before the batch is applied.
+func (s *Store) checkAndBuild(mutations []store.Mutation, keys [][]byte) (*pebble.Batch, error) {
+	for i, m := range mutations {
+		if err := s.check(i, m, keys[i]); err != nil {
+			return nil, err
+		}
+	}
+	batch := s.db.NewBatch()
+	for i, m := range mutations {
+		var err error
+		if m.Delete {
+			err = batch.Delete(keys[i], nil)
+		} else {
+			op := batch.SetDeferred(len(keys[i]), versionLen+len(m.Value))
+			copy(op.Key, keys[i])
+			putValue(op.Value, m.Version, m.Value)
+			err = op.Finish()
+		}
+		if err != nil {
+			batch.Close()
+			return nil, fmt.Errorf("pebble store: build batch: %w", err)
+		}
+	}
+	return batch, nil
+}
+
+// check returns nil if m.Expect holds for the record at key, mutations[i] being m, or a
+// *store.ConditionFailedError describing what is there instead.
+func (s *Store) check(i int, m store.Mutation, key []byte) error {
+	if m.Expect.Kind == store.ExpectAnything {
+		return nil
+	}
+	raw, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		if m.Expect.Kind == store.ExpectAbsent {
+			return nil
+		}
+		return &store.ConditionFailedError{Index: i}
+	}
+	if err != nil {
+		return fmt.Errorf("pebble store: check %v: %w", m.Key, err)
+	}
+	defer closer.Close()
+	version, value, err := decodeValue(raw)
+	if err != nil {
+		return fmt.Errorf("pebble store: check %v: %w", m.Key, err)
+	}
+	switch m.Expect.Kind {
+	case store.ExpectPresent:
+		return nil
+	case store.ExpectVersion:
+		if version == m.Expect.Version {
+			return nil
+		}
+	}
+	return &store.ConditionFailedError{
+		Index: i,
+		Found: &store.Record{Key: m.Key, Version: version, Value: bytes.Clone(value)},
+	}
+}
+
+// DeleteSpace implements store.Store with one range deletion. It takes every stripe, so it
+// is also atomic with respect to commits: none has checked its conditions before the
+// deletion and applied after it. A ctx already done returns ctx.Err().
+func (s *Store) DeleteSpace(ctx context.Context, space string) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.exit()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	all := make([]int, numStripes)
+	for i := range all {
+		all[i] = i
+	}
+	batch, err := s.applyLocked(all, func() (*pebble.Batch, error) {
+		lower, upper := spaceBounds(space)
+		batch := s.db.NewBatch()
+		if err := batch.DeleteRange(lower, upper, nil); err != nil {
+			batch.Close()
+			return nil, fmt.Errorf("pebble store: delete space %q: %w", space, err)
+		}
+		return batch, nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.syncWait(batch)
+}
+
+// Close waits for in-flight calls to return, then closes Pebble, which syncs the WAL. Calls
+// made once Close has begun, including Close, return store.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.inflight.Wait()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("pebble store: close: %w", err)
+	}
+	return nil
+}
