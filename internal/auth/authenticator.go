@@ -1,0 +1,170 @@
+// Package auth decides who sent a request and what they may do, the way the Azure Table service
+// does: it verifies SharedKey and SharedKeyLite Authorization headers and shared access
+// signatures (account SAS and table SAS, with stored access policies), and answers with a Grant.
+//
+// Authentication depends only on the request; authorization depends on the operation. The HTTP
+// layer therefore calls Authenticate once per request and Grant.Authorize once per operation,
+// which for a $batch means once per sub-request.
+//
+// Every failure is an *azerr.Error carrying Azure's status and code. Keys never appear in an
+// error or a log line; a string-to-sign may, as Azure itself sends it back.
+package auth
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+)
+
+// DefaultMaxClockSkew is how far a SharedKey request's date may be from the server's clock on
+// the real service.
+const DefaultMaxClockSkew = 15 * time.Minute
+
+// Authenticator verifies requests against the accounts Tabula hosts. It is safe for concurrent
+// use once set up; set the exported fields and call SetPolicyStore before serving.
+type Authenticator struct {
+	// Now is the server clock (time.Now unless a test replaces it).
+	Now func() time.Time
+	// MaxClockSkew bounds |date - Now| for SharedKey and SharedKeyLite requests. Zero or
+	// negative disables the check (Azurite does not enforce it); the date must still parse.
+	MaxClockSkew time.Duration
+
+	accounts map[string]Account // by lower-case name
+	policies PolicyStore
+}
+
+// NewAuthenticator returns an Authenticator for accounts, with the real service's 15-minute
+// clock-skew limit. A later account with the same name replaces an earlier one.
+func NewAuthenticator(accounts []Account) *Authenticator {
+	a := &Authenticator{
+		Now:          time.Now,
+		MaxClockSkew: DefaultMaxClockSkew,
+		accounts:     make(map[string]Account, len(accounts)),
+	}
+	for _, acct := range accounts {
+		a.accounts[strings.ToLower(acct.Name)] = acct
+	}
+	return a
+}
+
+// Account returns the hosted account by name. Names match case-insensitively, as DNS labels in
+// host-style URLs do.
+func (a *Authenticator) Account(name string) (Account, bool) {
+	acct, ok := a.accounts[strings.ToLower(name)]
+	return acct, ok
+}
+
+// SetPolicyStore attaches the lookup of stored access policies. With none, every SAS naming a
+// policy (si=) fails with 403 AuthenticationFailed.
+func (a *Authenticator) SetPolicyStore(p PolicyStore) { a.policies = p }
+
+func (a *Authenticator) now() time.Time {
+	if a.Now == nil {
+		return time.Now()
+	}
+	return a.Now()
+}
+
+// Request is what authentication needs from an HTTP request; the HTTP layer fills it.
+type Request struct {
+	Method  string     // verb on the wire (POST even when X-HTTP-Method tunnels another)
+	RawPath string     // the path exactly as received (percent-encoded), incl. the account segment in path-style
+	Query   url.Values // decoded query parameters
+	Header  http.Header
+	Account string // the account the URL addresses (path-style or host-style, "-secondary" stripped)
+	Secure  bool   // arrived over TLS (for SAS spr)
+	// ClientIP is the caller's address (for SAS sip). When nil, a SAS restricted by sip fails.
+	ClientIP net.IP
+}
+
+// Authenticate verifies the request's credential and returns what it grants:
+//
+//   - an Authorization header (SharedKey or SharedKeyLite) takes precedence over anything in
+//     the query string;
+//   - otherwise a sig= query parameter makes the request a SAS: an account SAS when ss or srt
+//     is present, else a table SAS (tn, optionally si);
+//   - otherwise the request is anonymous, which the Table service never allows.
+//
+// Failures: 400 InvalidAuthenticationInfo for a malformed Authorization header; 401
+// InvalidAuthenticationInfo with WWW-Authenticate for a bearer token (not supported) and for an
+// anonymous request with x-ms-version ≥ 2020-12-06; 403 AuthenticationFailed for everything
+// else that does not check out (signature, account, date, SAS fields, SAS time window, stored
+// policy). A SAS is also checked here for the conditions that do not depend on the operation:
+// ss must include t (403 AuthorizationServiceMismatch), spr (AuthorizationProtocolMismatch) and
+// sip (AuthorizationSourceIPMismatch). Errors from the PolicyStore are returned unchanged.
+func (a *Authenticator) Authenticate(ctx context.Context, r *Request) (*Grant, error) {
+	if values := r.Header.Values("Authorization"); len(values) > 0 {
+		if len(values) > 1 {
+			return nil, malformedAuthorization()
+		}
+		return a.authenticateHeader(r, values[0])
+	}
+	if r.Query.Has("sig") {
+		return a.authenticateSAS(ctx, r)
+	}
+	return nil, anonymous(r.Header.Get("x-ms-version"))
+}
+
+// authenticateHeader handles "Authorization: <scheme> <credentials>".
+func (a *Authenticator) authenticateHeader(r *Request, value string) (*Grant, error) {
+	scheme, credentials, _ := strings.Cut(strings.TrimSpace(value), " ")
+	switch {
+	case strings.EqualFold(scheme, "SharedKey"):
+		return a.authenticateSharedKey(r, strings.TrimSpace(credentials), false)
+	case strings.EqualFold(scheme, "SharedKeyLite"):
+		return a.authenticateSharedKey(r, strings.TrimSpace(credentials), true)
+	case strings.EqualFold(scheme, "Bearer"):
+		// Entra ID tokens cannot be verified offline; until a switch enables Azurite-style
+		// unverified tokens (auth.md §9), answer as the real service does for a bad token.
+		return nil, bearerChallenge("Bearer tokens are not enabled on this server.")
+	default:
+		return nil, malformedAuthorization()
+	}
+}
+
+// anonymousVersion is the first x-ms-version for which the real service answers an anonymous
+// request with a 401 bearer challenge instead of 403 (recordings show 2019-07-07 → 403 and
+// 2020-12-06 → 401; nothing in between was observed).
+const anonymousVersion = "2020-12-06"
+
+func anonymous(version string) *azerr.Error {
+	if version >= anonymousVersion {
+		return bearerChallenge("")
+	}
+	return azerr.New(azerr.AuthenticationFailed)
+}
+
+// challengeTenant fills authorization_uri in the bearer challenge. Azure names the account's
+// tenant; Tabula has none, and "common" is what Entra documents for a resource not associated
+// with a specific tenant.
+const challengeTenant = "common"
+
+// bearerChallenge is the 401 the real service sends when it wants a bearer token. The message is
+// Azure's; detail, when not empty, goes on a second line.
+func bearerChallenge(detail string) *azerr.Error {
+	msg := "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."
+	if detail != "" {
+		msg += "\n" + detail
+	}
+	h := http.Header{}
+	h.Set("WWW-Authenticate", "Bearer authorization_uri=https://login.microsoftonline.com/"+challengeTenant+"/oauth2/authorize resource_id=https://storage.azure.com")
+	return &azerr.Error{Status: http.StatusUnauthorized, Code: azerr.InvalidAuthenticationInfo, Message: msg, Header: h}
+}
+
+func malformedAuthorization() *azerr.Error {
+	return azerr.New(azerr.InvalidAuthenticationInfo)
+}
+
+// authenticationFailed is the 403 for any credential that does not check out. Azure keeps the
+// message fixed and puts the reason in AuthenticationErrorDetail (XML bodies only); azerr has one
+// message, so the reason goes on a second line, after the sentence clients know.
+func authenticationFailed(detail string) *azerr.Error {
+	e := azerr.New(azerr.AuthenticationFailed)
+	e.Message += "\n" + detail
+	return e
+}
