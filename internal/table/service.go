@@ -1,0 +1,51 @@
+// Package table is the Table service itself — tables, entities, ETags, entity group
+// transactions, queries and paging — written against the store contract and free of HTTP.
+// The HTTP layer decodes requests into calls on Service and encodes what it returns.
+package table
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/store"
+)
+
+// Service serves every account Tabula hosts from one store. It keeps no per-table state in
+// memory, so several Services (front-ends) may share one store.
+type Service struct {
+	store store.Store
+	now   func() time.Time
+	// lastTicks makes Timestamps handed out by this process strictly increasing, so that two
+	// writes in the same 100 ns tick still produce different ETags.
+	lastTicks atomic.Int64
+	// PageBudget bounds the time one query page may spend scanning, as Azure's 5-second limit
+	// does; a page that runs out returns what it has with a continuation.
+	PageBudget time.Duration
+}
+
+// New returns a Service over st.
+func New(st store.Store) *Service {
+	return &Service{store: st, now: time.Now, PageBudget: 5 * time.Second}
+}
+
+// Store returns the store the service runs on.
+func (s *Service) Store() store.Store { return s.store }
+
+// nextTimestamp returns a Timestamp later than every one this process handed out before and
+// later than after (the newest Timestamp among the entities about to be overwritten).
+func (s *Service) nextTimestamp(after edm.Ticks) edm.Ticks {
+	for {
+		last := s.lastTicks.Load()
+		next := int64(edm.TicksOf(s.now()))
+		if next <= last {
+			next = last + 1
+		}
+		if next <= int64(after) {
+			next = int64(after) + 1
+		}
+		if s.lastTicks.CompareAndSwap(last, next) {
+			return edm.Ticks(next)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package table
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/odata"
+	"github.com/tabula-dev/tabula/internal/store"
+)
+
+// tablesSpace holds one record per table: partition = account, row = lower-cased table name
+// (names are unique and matched case-insensitively), value = the encoded Table.
+const tablesSpace = "\x00tables"
+
+// Table is a table's metadata.
+type Table struct {
+	Account string `json:"-"`
+	// Name is the name as created; lookups ignore case.
+	Name string `json:"name"`
+	// Space is the store space holding the table's entities. Each creation gets a fresh space,
+	// so a table deleted and created again never sees the old entities, even if removing them
+	// was interrupted.
+	Space string `json:"space"`
+	// Policies are the stored access policies set with Set Table ACL.
+	Policies []AccessPolicy `json:"policies,omitempty"`
+	version  int64
+}
+
+// AccessPolicy is one signed identifier of a table's ACL. Zero times and an empty Permission
+// mean the element was absent.
+type AccessPolicy struct {
+	ID         string    `json:"id"`
+	Start      time.Time `json:"start,omitzero"`
+	Expiry     time.Time `json:"expiry,omitzero"`
+	Permission string    `json:"permission,omitempty"`
+	HasPolicy  bool      `json:"hasPolicy,omitempty"`
+}
+
+// ValidateTableName applies Azure's table-name rules: 3-63 ASCII letters and digits, starting
+// with a letter, and not the reserved name "tables". Length is checked first, as Azurite does
+// (the real service's order is undocumented).
+func ValidateTableName(name string) error {
+	if len(name) < 3 || len(name) > 63 {
+		return azerr.Newf(azerr.OutOfRangeInput, "The specified resource name length is not within the permissible limits. Table names must be 3 to 63 characters long; %q has %d.", name, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return azerr.Newf(azerr.InvalidResourceName, "The specifed resource name contains invalid characters. Table names must start with a letter and contain only letters and digits; %q does not.", name)
+		}
+	}
+	if strings.EqualFold(name, "tables") {
+		return azerr.Newf(azerr.InvalidResourceName, "The specifed resource name contains invalid characters. %q is a reserved table name.", name)
+	}
+	return nil
+}
+
+func tableKey(account, name string) store.Key {
+	return store.Key{Space: tablesSpace, Partition: account, Row: strings.ToLower(name)}
+}
+
+func newSpace(account, name string) string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return "t/" + account + "/" + strings.ToLower(name) + "/" + hex.EncodeToString(b[:])
+}
+
+// CreateTable creates a table. A table whose name differs only in case already counts as
+// existing (409 TableAlreadyExists).
+func (s *Service) CreateTable(ctx context.Context, account, name string) (Table, error) {
+	if err := ValidateTableName(name); err != nil {
+		return Table{}, err
+	}
+	t := Table{Account: account, Name: name, Space: newSpace(account, name)}
+	t.version = int64(s.nextTimestamp(0))
+	value, err := json.Marshal(&t)
+	if err != nil {
+		return Table{}, err
+	}
+	err = s.store.Commit(ctx, []store.Mutation{{
+		Key: tableKey(account, name), Expect: store.Expect{Kind: store.ExpectAbsent},
+		Value: value, Version: t.version,
+	}})
+	var cf *store.ConditionFailedError
+	if errors.As(err, &cf) {
+		return Table{}, azerr.New(azerr.TableAlreadyExists)
+	}
+	if err != nil {
+		return Table{}, err
+	}
+	return t, nil
+}
+
+// Table returns the table called name (any case), or 404 TableNotFound.
+func (s *Service) Table(ctx context.Context, account, name string) (Table, error) {
+	if err := ValidateTableName(name); err != nil {
+		return Table{}, err
+	}
+	rec, err := s.store.Get(ctx, tableKey(account, name))
+	if errors.Is(err, store.ErrNotFound) {
+		return Table{}, azerr.New(azerr.TableNotFound)
+	}
+	if err != nil {
+		return Table{}, err
+	}
+	return decodeTable(account, rec)
+}
+
+func decodeTable(account string, rec store.Record) (Table, error) {
+	var t Table
+	if err := json.Unmarshal(rec.Value, &t); err != nil {
+		return Table{}, fmt.Errorf("table record %s is corrupt: %w", rec.Key, err)
+	}
+	t.Account = account
+	t.version = rec.Version
+	return t, nil
+}
+
+// DeleteTable removes a table and all its entities. A missing table is 404 ResourceNotFound,
+// which is what the real service answers here (not TableNotFound).
+func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
+	t, err := s.Table(ctx, account, name)
+	if e, ok := err.(*azerr.Error); ok && e.Code == azerr.TableNotFound {
+		return azerr.New(azerr.ResourceNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	err = s.store.Commit(ctx, []store.Mutation{{
+		Key: tableKey(account, name), Delete: true,
+		Expect: store.Expect{Kind: store.ExpectVersion, Version: t.version},
+	}})
+	var cf *store.ConditionFailedError
+	if errors.As(err, &cf) {
+		// Deleted (or deleted and re-created) concurrently: this request lost the race.
+		return azerr.New(azerr.ResourceNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	// The table is gone for every reader once the record is deleted; its space is now
+	// unreachable and only needs its storage reclaimed.
+	return s.store.DeleteSpace(ctx, t.Space)
+}
+
+// SetTablePolicies replaces a table's stored access policies.
+func (s *Service) SetTablePolicies(ctx context.Context, account, name string, policies []AccessPolicy) error {
+	for {
+		t, err := s.Table(ctx, account, name)
+		if err != nil {
+			return err
+		}
+		t.Policies = policies
+		value, err := json.Marshal(&t)
+		if err != nil {
+			return err
+		}
+		err = s.store.Commit(ctx, []store.Mutation{{
+			Key: tableKey(account, name), Value: value, Version: int64(s.nextTimestamp(edm.Ticks(t.version))),
+			Expect: store.Expect{Kind: store.ExpectVersion, Version: t.version},
+		}})
+		var cf *store.ConditionFailedError
+		if !errors.As(err, &cf) {
+			return err
+		}
+	}
+}
+
+// TableQuery selects tables: Filter may reference TableName only; Top bounds the page (0 means
+// the maximum of 1000); NextTableName resumes after a previous page.
+type TableQuery struct {
+	Filter        *odata.Filter
+	Top           int
+	NextTableName string
+}
+
+// TablePage is one page of Query Tables. NextTableName is set when more tables may remain.
+type TablePage struct {
+	Tables        []Table
+	NextTableName string
+}
+
+// QueryTables lists an account's tables in name order (case-insensitive, as they are keyed).
+func (s *Service) QueryTables(ctx context.Context, account string, q TableQuery) (TablePage, error) {
+	top := q.Top
+	if top <= 0 || top > MaxPageSize {
+		top = MaxPageSize
+	}
+	r := store.PartitionRange(tablesSpace, account)
+	if q.NextTableName != "" {
+		r.Start.Row = q.NextTableName
+	}
+	var page TablePage
+	err := s.store.Scan(ctx, r, func(rec store.Record) (bool, error) {
+		if len(page.Tables) == top {
+			page.NextTableName = rec.Key.Row
+			return false, nil
+		}
+		t, err := decodeTable(account, rec)
+		if err != nil {
+			return false, err
+		}
+		if q.Filter != nil && !q.Filter.Match(func(name string) (edm.Value, bool) {
+			if name == "TableName" {
+				return edm.Value{Type: edm.String, Str: t.Name}, true
+			}
+			return edm.Value{}, false
+		}) {
+			return true, nil
+		}
+		page.Tables = append(page.Tables, t)
+		return true, nil
+	})
+	return page, err
+}
