@@ -1,0 +1,320 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/odata"
+	"github.com/tabula-dev/tabula/internal/table"
+)
+
+// decodeWrite turns one entity write request — stand-alone or inside a $batch — into a
+// table.Write and the permission it needs. res is the addressed resource (the table for an
+// insert, the entity otherwise); method is after X-HTTP-Method tunnelling.
+func decodeWrite(method string, h http.Header, body []byte, res resource) (table.Write, auth.Operation, error) {
+	var w table.Write
+	ifMatch, hasIfMatch := headerValue(h, "If-Match")
+	_, hasIfNoneMatch := headerValue(h, "If-None-Match")
+	if hasIfMatch && hasIfNoneMatch {
+		return w, 0, azerr.Newf(azerr.InvalidInput, "Both If-Match and If-None-Match HTTP headers cannot be specified at the same time. Please specify either one of the headers or none of them.")
+	}
+	if hasIfNoneMatch {
+		return w, 0, azerr.Newf(azerr.InvalidInput, "If-None-Match HTTP header cannot be specified for %s operations.", method)
+	}
+	if hasIfMatch {
+		cond, err := table.ParseIfMatch(ifMatch)
+		if err != nil {
+			return w, 0, err
+		}
+		w.IfMatch = cond
+	}
+	var op auth.Operation
+	switch {
+	case res.kind == resEntities && method == http.MethodPost:
+		w.Kind, op = table.Insert, auth.OpInsertEntity
+	case res.kind != resEntity:
+		return w, 0, azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s needs an entity address Table(PartitionKey='...',RowKey='...').", method)
+	case method == http.MethodPut && hasIfMatch:
+		w.Kind, op = table.Replace, auth.OpUpdateEntity
+	case method == http.MethodPut:
+		w.Kind, op = table.InsertOrReplace, auth.OpInsertOrReplaceEntity
+	case (method == http.MethodPatch || method == "MERGE") && hasIfMatch:
+		w.Kind, op = table.Merge, auth.OpMergeEntity
+	case method == http.MethodPatch || method == "MERGE":
+		w.Kind, op = table.InsertOrMerge, auth.OpInsertOrMergeEntity
+	case method == http.MethodDelete && !hasIfMatch:
+		return w, 0, azerr.Newf(azerr.MissingRequiredHeader, "A required HTTP header was not specified: Delete Entity needs If-Match (an ETag, or * to delete unconditionally).")
+	case method == http.MethodDelete:
+		w.Kind, op = table.Delete, auth.OpDeleteEntity
+		w.Entity.PartitionKey, w.Entity.RowKey = res.partitionKey, res.rowKey
+		return w, op, nil
+	default:
+		return w, 0, azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s on an entity.", method)
+	}
+	d, err := edm.DecodeJSON(body)
+	if err != nil {
+		return w, 0, err
+	}
+	w.Entity = d.Entity
+	if w.Kind == table.Insert {
+		if !d.HasPartitionKey || !d.HasRowKey {
+			return w, 0, azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: an inserted entity needs PartitionKey and RowKey.")
+		}
+	} else {
+		// The URL names the entity; keys repeated in the body are ignored, as Azurite does
+		// (the real service's handling of a mismatch is undocumented).
+		w.Entity.PartitionKey, w.Entity.RowKey = res.partitionKey, res.rowKey
+	}
+	return w, op, nil
+}
+
+// headerValue returns a header's value and whether it was sent at all (even empty).
+func headerValue(h http.Header, name string) (string, bool) {
+	v, ok := h[http.CanonicalHeaderKey(name)]
+	if !ok || len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
+}
+
+// preferReturn reads the Prefer header: "return-content", "return-no-content" or "".
+func preferReturn(h http.Header) string {
+	for _, v := range h.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			switch p = strings.TrimSpace(strings.ToLower(p)); p {
+			case "return-content", "return-no-content":
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// readBody reads the request body up to Azure's 4 MiB cap.
+func readBody(rq *request) ([]byte, error) {
+	if rq.r.ContentLength > MaxBodyBytes {
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
+	}
+	body, err := io.ReadAll(io.LimitReader(rq.r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return nil, azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: the request body could not be read (%v).", err)
+	}
+	if len(body) > MaxBodyBytes {
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
+	}
+	return body, nil
+}
+
+// writeEntity serves Insert, Update, Merge, Insert Or Replace, Insert Or Merge and Delete.
+func (s *Server) writeEntity(rq *request, res resource, method string) error {
+	level, err := negotiate(rq.r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(rq)
+	if err != nil {
+		return err
+	}
+	w, op, err := decodeWrite(method, rq.r.Header, body, res)
+	if err != nil {
+		return err
+	}
+	if err := rq.grant.Authorize(op, res.table, w.Entity.PartitionKey, w.Entity.RowKey); err != nil {
+		return err
+	}
+	t, err := s.svc.Table(rq.ctx, rq.account, res.table)
+	if err != nil {
+		return err
+	}
+	stored, err := s.svc.Write(rq.ctx, t, w)
+	if err != nil {
+		return err
+	}
+	h := rq.w.Header()
+	if w.Kind == table.Delete {
+		rq.writeEmpty(http.StatusNoContent)
+		return nil
+	}
+	h.Set("ETag", edm.ETag(stored.Timestamp))
+	if w.Kind != table.Insert {
+		rq.writeEmpty(http.StatusNoContent)
+		return nil
+	}
+	location := rq.baseURL + "/" + entityPath(res.table, stored.PartitionKey, stored.RowKey)
+	h.Set("Location", location)
+	prefer := preferReturn(rq.r.Header)
+	if prefer != "" {
+		h.Set("Preference-Applied", prefer)
+	}
+	if prefer == "return-no-content" {
+		h.Set("DataServiceId", location)
+		rq.writeEmpty(http.StatusNoContent)
+		return nil
+	}
+	opts := s.entityOptions(rq, t, level)
+	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
+	rq.writeJSON(http.StatusCreated, level, edm.AppendJSON(nil, &stored, &opts))
+	return nil
+}
+
+func (s *Server) entityOptions(rq *request, t table.Table, level edm.Metadata) edm.EncodeOptions {
+	return edm.EncodeOptions{Metadata: level, BaseURL: rq.baseURL, Account: rq.account, Table: t.Name}
+}
+
+// metadataURL is the odata.metadata value for a response, empty under nometadata.
+func metadataURL(rq *request, level edm.Metadata, fragment string) string {
+	if level == edm.NoMetadata {
+		return ""
+	}
+	return rq.baseURL + "/$metadata#" + fragment
+}
+
+// getEntity serves the point query.
+func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
+	level, err := negotiate(rq.r)
+	if err != nil {
+		return err
+	}
+	sel, err := odata.ParseSelect(rq.r.URL.Query().Get("$select"))
+	if err != nil {
+		return err
+	}
+	t, err := s.svc.Table(rq.ctx, rq.account, tableName)
+	if err != nil {
+		return err
+	}
+	e, err := s.svc.Entity(rq.ctx, t, pk, rk)
+	if err != nil {
+		return err
+	}
+	opts := s.entityOptions(rq, t, level)
+	opts.Select = sel
+	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
+	rq.w.Header().Set("ETag", edm.ETag(e.Timestamp))
+	rq.writeJSON(http.StatusOK, level, edm.AppendJSON(nil, &e, &opts))
+	return nil
+}
+
+// queryEntities serves Query Entities: one page, with continuation headers when more may
+// remain.
+func (s *Server) queryEntities(rq *request, tableName string) error {
+	level, err := negotiate(rq.r)
+	if err != nil {
+		return err
+	}
+	params := rq.r.URL.Query()
+	if err := rejectUnsupportedOptions(params); err != nil {
+		return err
+	}
+	var q table.Query
+	if f := params.Get("$filter"); f != "" {
+		if q.Filter, err = odata.ParseFilter(f); err != nil {
+			return err
+		}
+	}
+	if top := params.Get("$top"); top != "" {
+		if q.Top, err = odata.ParseTop(top); err != nil {
+			return err
+		}
+	}
+	sel, err := odata.ParseSelect(params.Get("$select"))
+	if err != nil {
+		return err
+	}
+	if npk, ok := params["NextPartitionKey"]; ok {
+		pk, err := decodeContinuation("NextPartitionKey", npk[0])
+		if err != nil {
+			return err
+		}
+		rk := ""
+		if nrk := params.Get("NextRowKey"); nrk != "" {
+			if rk, err = decodeContinuation("NextRowKey", nrk); err != nil {
+				return err
+			}
+		}
+		q.Resume = &table.ResumeKey{PartitionKey: pk, RowKey: rk}
+	}
+	if spk, srk, epk, erk, ok := rq.grant.KeyRange(); ok {
+		q.Limit = &table.KeyLimit{StartPK: spk, StartRK: srk, EndPK: epk, EndRK: erk}
+	}
+	t, err := s.svc.Table(rq.ctx, rq.account, tableName)
+	if err != nil {
+		return err
+	}
+	page, err := s.svc.QueryEntities(rq.ctx, t, q)
+	if err != nil {
+		return err
+	}
+	if page.Next != nil {
+		h := rq.w.Header()
+		h["x-ms-continuation-NextPartitionKey"] = []string{encodeContinuation(page.Next.PartitionKey)}
+		h["x-ms-continuation-NextRowKey"] = []string{encodeContinuation(page.Next.RowKey)}
+	}
+	opts := s.entityOptions(rq, t, level)
+	opts.Select = sel
+	b := make([]byte, 0, 256*len(page.Entities)+128)
+	b = append(b, '{')
+	if mu := metadataURL(rq, level, t.Name); mu != "" {
+		b = append(b, `"odata.metadata":`...)
+		b = appendJSONString(b, mu)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i := range page.Entities {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = edm.AppendJSON(b, &page.Entities[i], &opts)
+	}
+	b = append(b, "]}"...)
+	rq.writeJSON(http.StatusOK, level, b)
+	return nil
+}
+
+// rejectUnsupportedOptions refuses OData system query options the Table service does not
+// support, rather than silently ignoring them and returning something the client did not ask
+// for.
+func rejectUnsupportedOptions(params map[string][]string) error {
+	for name := range params {
+		switch name {
+		case "$filter", "$select", "$top", "$format":
+		default:
+			if strings.HasPrefix(name, "$") {
+				return azerr.Newf(azerr.InvalidInput, "The query option %s is not supported by the Table service; only $filter, $select, $top and $format are.", name)
+			}
+		}
+	}
+	return nil
+}
+
+// Continuation tokens have the real service's shape, 1!{length}!{base64 of the key with '='
+// written as '-'}: opaque to clients, URL-safe, and able to carry any key.
+var b64 = base64.StdEncoding
+
+func encodeContinuation(key string) string {
+	enc := strings.ReplaceAll(b64.EncodeToString([]byte(key)), "=", "-")
+	return "1!" + strconv.Itoa(len(enc)) + "!" + enc
+}
+
+func decodeContinuation(param, token string) (string, error) {
+	bad := azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: the continuation token %s=%q was not issued by this service.", param, token)
+	rest, ok := strings.CutPrefix(token, "1!")
+	if !ok {
+		return "", bad
+	}
+	n, enc, ok := strings.Cut(rest, "!")
+	if !ok || n != strconv.Itoa(len(enc)) {
+		return "", bad
+	}
+	key, err := b64.DecodeString(strings.ReplaceAll(enc, "-", "="))
+	if err != nil {
+		return "", bad
+	}
+	return string(key), nil
+}

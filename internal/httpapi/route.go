@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/azerr"
+)
+
+// route dispatches an authenticated request to its operation.
+func (s *Server) route(rq *request) error {
+	res, err := parseResource(rq.path)
+	if err != nil {
+		return err
+	}
+	method, err := effectiveMethod(rq.r)
+	if err != nil {
+		return err
+	}
+	q := rq.r.URL.Query()
+	comp := q.Get("comp")
+	if res.kind == resService || comp != "" || q.Get("restype") != "" {
+		rq.jsonErrors = false
+		return azerr.Newf(azerr.NotImplemented, "The requested operation is not implemented on the specified resource: service properties, stats and table ACLs are not served yet.")
+	}
+	switch res.kind {
+	case resTables:
+		switch method {
+		case http.MethodGet:
+			return s.authorized(rq, auth.OpQueryTables, "", "", "", s.queryTables)
+		case http.MethodPost:
+			return s.authorized(rq, auth.OpCreateTable, "", "", "", s.createTable)
+		}
+	case resTable:
+		switch method {
+		case http.MethodGet:
+			return s.authorized(rq, auth.OpQueryTables, "", "", "", func(rq *request) error { return s.getTable(rq, res.table) })
+		case http.MethodDelete:
+			return s.authorized(rq, auth.OpDeleteTable, res.table, "", "", func(rq *request) error { return s.deleteTable(rq, res.table) })
+		}
+	case resBatch:
+		if method == http.MethodPost {
+			return s.batch(rq)
+		}
+	case resEntities:
+		switch method {
+		case http.MethodGet:
+			return s.authorized(rq, auth.OpQueryEntities, res.table, "", "", func(rq *request) error { return s.queryEntities(rq, res.table) })
+		case http.MethodPost:
+			return s.writeEntity(rq, res, method)
+		}
+	case resEntity:
+		if method == http.MethodGet {
+			return s.authorized(rq, auth.OpQueryEntities, res.table, res.partitionKey, res.rowKey, func(rq *request) error {
+				return s.getEntity(rq, res.table, res.partitionKey, res.rowKey)
+			})
+		}
+		switch method {
+		case http.MethodPut, http.MethodPatch, "MERGE", http.MethodDelete:
+			return s.writeEntity(rq, res, method)
+		}
+	}
+	return azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s %s.", method, rq.path)
+}
+
+// authorized runs handler if the request's grant allows op.
+func (s *Server) authorized(rq *request, op auth.Operation, table, pk, rk string, handler func(*request) error) error {
+	if err := rq.grant.Authorize(op, table, pk, rk); err != nil {
+		return err
+	}
+	return handler(rq)
+}
+
+// effectiveMethod applies X-HTTP-Method tunnelling: a POST carrying X-HTTP-Method acts as the
+// named verb. (SharedKey signatures still cover the verb on the wire.)
+func effectiveMethod(r *http.Request) (string, error) {
+	return tunnelledMethod(r.Method, r.Header)
+}
+
+func tunnelledMethod(method string, h http.Header) (string, error) {
+	values := h.Values("X-HTTP-Method")
+	if len(values) == 0 {
+		return method, nil
+	}
+	if len(values) > 1 {
+		return "", azerr.New(azerr.XMethodIncorrectCount)
+	}
+	if method != http.MethodPost {
+		return "", azerr.New(azerr.XMethodNotUsingPost)
+	}
+	switch v := strings.ToUpper(strings.TrimSpace(values[0])); v {
+	case "MERGE", "PATCH", "PUT", "DELETE":
+		return v, nil
+	}
+	return "", azerr.Newf(azerr.XMethodIncorrectValue, "The specified X-HTTP-Method %q is invalid; use MERGE, PATCH, PUT or DELETE.", values[0])
+}

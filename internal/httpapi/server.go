@@ -1,0 +1,189 @@
+// Package httpapi speaks the Table service's HTTP protocol: it resolves the account, checks
+// authorization, routes each request to the table service, and writes Azure's responses and
+// errors. It holds no table semantics of its own.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/table"
+)
+
+// MaxBodyBytes is Azure's cap on a request body (and on a $batch payload): 4 MiB.
+const MaxBodyBytes = 4 << 20
+
+// defaultVersion is the x-ms-version reported when a request sends none.
+const defaultVersion = "2019-02-02"
+
+// Server is the http.Handler of the table endpoint.
+type Server struct {
+	svc  *table.Service
+	auth *auth.Authenticator
+	log  *slog.Logger
+}
+
+// New returns a Server answering for the accounts known to authn, backed by svc.
+func New(svc *table.Service, authn *auth.Authenticator, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	authn.SetPolicyStore(policyStore{svc})
+	return &Server{svc: svc, auth: authn, log: log}
+}
+
+// request is what every handler knows about the request it serves.
+type request struct {
+	w         http.ResponseWriter
+	r         *http.Request
+	id        string
+	version   string
+	account   string
+	secondary bool
+	// path is the resource path after the account, still percent-encoded.
+	path string
+	// baseURL is the service root as the client addresses it, e.g.
+	// http://127.0.0.1:10002/devstoreaccount1 (path style) or https://acct.table.example (host style).
+	baseURL string
+	grant   *auth.Grant
+	// jsonErrors says whether errors are written as JSON odata.error (OData operations) or XML.
+	jsonErrors bool
+	ctx        context.Context
+	log        *slog.Logger
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rq := &request{w: w, r: r, id: newRequestID(), ctx: r.Context(), log: s.log}
+	rq.version = r.Header.Get("x-ms-version")
+	h := w.Header()
+	h["x-ms-request-id"] = []string{rq.id}
+	if rq.version != "" {
+		h["x-ms-version"] = []string{rq.version}
+	} else {
+		h["x-ms-version"] = []string{defaultVersion}
+	}
+	h["Date"] = []string{time.Now().UTC().Format(http.TimeFormat)}
+	h["Server"] = []string{"Tabula"}
+	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 1024 && isVisibleASCII(id) {
+		h["x-ms-client-request-id"] = []string{id}
+	}
+	rq.jsonErrors = acceptsJSON(r)
+	if err := s.serve(rq); err != nil {
+		rq.fail(err)
+	}
+}
+
+func isVisibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func (s *Server) serve(rq *request) error {
+	r := rq.r
+	if r.Method == http.MethodOptions {
+		return s.preflight(rq)
+	}
+	if err := s.resolveAccount(rq); err != nil {
+		return err
+	}
+	if err := checkVersion(rq.version); err != nil {
+		return err
+	}
+	grant, err := s.auth.Authenticate(rq.ctx, &auth.Request{
+		Method:   r.Method,
+		RawPath:  r.URL.EscapedPath(),
+		Query:    r.URL.Query(),
+		Header:   r.Header,
+		Account:  rq.account,
+		Secure:   r.TLS != nil,
+		ClientIP: clientIP(r),
+	})
+	if err != nil {
+		return err
+	}
+	rq.grant = grant
+	return s.route(rq)
+}
+
+func clientIP(r *http.Request) net.IP {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return net.ParseIP(host)
+}
+
+// checkVersion rejects x-ms-version values that are not dates; any date is served with the
+// current behaviour.
+func checkVersion(v string) error {
+	if v == "" {
+		return nil
+	}
+	if _, err := time.Parse("2006-01-02", v); err != nil {
+		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-version %q is not a service version.", v)
+	}
+	return nil
+}
+
+// resolveAccount finds the addressed account: host style when the first label of the Host is
+// a hosted account (optionally with -secondary), otherwise path style from the first path
+// segment. Deciding by the accounts we host, rather than by whether the host is an IP, keeps
+// path style working behind any host name (containers, proxies).
+func (s *Server) resolveAccount(rq *request) error {
+	r := rq.r
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	path := r.URL.EscapedPath()
+	if label, _, ok := strings.Cut(host, "."); ok {
+		if name, secondary := s.hostedAccount(label); name != "" {
+			rq.account, rq.secondary, rq.path = name, secondary, path
+			rq.baseURL = scheme + "://" + r.Host
+			return nil
+		}
+	}
+	seg, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	name, secondary := s.hostedAccount(seg)
+	if name == "" {
+		return azerr.Newf(azerr.ResourceNotFound, "The specified resource does not exist. No account named %q is hosted here (path-style URLs start with /{account}/).", seg)
+	}
+	rq.account, rq.secondary, rq.path = name, secondary, "/"+rest
+	rq.baseURL = scheme + "://" + r.Host + "/" + seg
+	return nil
+}
+
+func (s *Server) hostedAccount(label string) (name string, secondary bool) {
+	if _, ok := s.auth.Account(label); ok {
+		return label, false
+	}
+	if base, ok := strings.CutSuffix(label, "-secondary"); ok {
+		if _, ok := s.auth.Account(base); ok {
+			return base, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/odata"
+	"github.com/tabula-dev/tabula/internal/table"
+)
+
+// appendTableJSON writes one table entry at the given metadata level.
+func appendTableJSON(b []byte, rq *request, level edm.Metadata, name, metadataURL string) []byte {
+	b = append(b, '{')
+	if metadataURL != "" {
+		b = append(b, `"odata.metadata":`...)
+		b = appendJSONString(b, metadataURL)
+		b = append(b, ',')
+	}
+	if level == edm.FullMetadata {
+		b = append(b, `"odata.type":`...)
+		b = appendJSONString(b, rq.account+".Tables")
+		b = append(b, `,"odata.id":`...)
+		b = appendJSONString(b, rq.baseURL+"/Tables('"+name+"')")
+		b = append(b, `,"odata.editLink":`...)
+		b = appendJSONString(b, "Tables('"+name+"')")
+		b = append(b, ',')
+	}
+	b = append(b, `"TableName":`...)
+	b = appendJSONString(b, name)
+	return append(b, '}')
+}
+
+// createTable serves Create Table. Without Prefer: return-no-content the answer is 201 with
+// the table entry: the Python SDK reads a 204 here as "the table already existed".
+func (s *Server) createTable(rq *request) error {
+	level, err := negotiate(rq.r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(rq)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		TableName *string `json:"TableName"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: the body must be a JSON object like {\"TableName\":\"mytable\"} (%v).", err)
+	}
+	if req.TableName == nil {
+		return azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is missing.")
+	}
+	t, err := s.svc.CreateTable(rq.ctx, rq.account, *req.TableName)
+	if err != nil {
+		return err
+	}
+	h := rq.w.Header()
+	location := rq.baseURL + "/Tables('" + t.Name + "')"
+	h.Set("Location", location)
+	prefer := preferReturn(rq.r.Header)
+	if prefer != "" {
+		h.Set("Preference-Applied", prefer)
+	}
+	if prefer == "return-no-content" {
+		h.Set("DataServiceId", location)
+		rq.writeEmpty(http.StatusNoContent)
+		return nil
+	}
+	rq.writeJSON(http.StatusCreated, level, appendTableJSON(nil, rq, level, t.Name, metadataURL(rq, level, "Tables/@Element")))
+	return nil
+}
+
+// getTable serves GET /Tables('name'), which some legacy clients use as an existence check.
+func (s *Server) getTable(rq *request, name string) error {
+	level, err := negotiate(rq.r)
+	if err != nil {
+		return err
+	}
+	t, err := s.svc.Table(rq.ctx, rq.account, name)
+	if e, ok := err.(*azerr.Error); ok && e.Code == azerr.TableNotFound {
+		return azerr.New(azerr.ResourceNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	rq.writeJSON(http.StatusOK, level, appendTableJSON(nil, rq, level, t.Name, metadataURL(rq, level, "Tables/@Element")))
+	return nil
+}
+
+// deleteTable serves Delete Table.
+func (s *Server) deleteTable(rq *request, name string) error {
+	if err := s.svc.DeleteTable(rq.ctx, rq.account, name); err != nil {
+		return err
+	}
+	rq.writeEmpty(http.StatusNoContent)
+	return nil
+}
+
+// queryTables serves Query Tables.
+func (s *Server) queryTables(rq *request) error {
+	level, err := negotiate(rq.r)
+	if err != nil {
+		return err
+	}
+	params := rq.r.URL.Query()
+	if err := rejectUnsupportedOptions(params); err != nil {
+		return err
+	}
+	var q table.TableQuery
+	if f := params.Get("$filter"); f != "" {
+		if q.Filter, err = odata.ParseFilter(f); err != nil {
+			return err
+		}
+	}
+	if top := params.Get("$top"); top != "" {
+		if q.Top, err = odata.ParseTop(top); err != nil {
+			return err
+		}
+	}
+	if next := params.Get("NextTableName"); next != "" {
+		if q.NextTableName, err = decodeContinuation("NextTableName", next); err != nil {
+			return err
+		}
+	}
+	page, err := s.svc.QueryTables(rq.ctx, rq.account, q)
+	if err != nil {
+		return err
+	}
+	if page.NextTableName != "" {
+		rq.w.Header()["x-ms-continuation-NextTableName"] = []string{encodeContinuation(page.NextTableName)}
+	}
+	b := []byte{'{'}
+	if mu := metadataURL(rq, level, "Tables"); mu != "" {
+		b = append(b, `"odata.metadata":`...)
+		b = appendJSONString(b, mu)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, t := range page.Tables {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendTableJSON(b, rq, level, t.Name, "")
+	}
+	b = append(b, "]}"...)
+	rq.writeJSON(http.StatusOK, level, b)
+	return nil
+}
