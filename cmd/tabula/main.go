@@ -1,0 +1,141 @@
+// Command tabula serves the Azure Table service.
+//
+//	tabula [flags]          serve (defaults: 127.0.0.1:10002, account devstoreaccount1)
+//
+// Every flag can also be set through the environment variable named in its help.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/httpapi"
+	"github.com/tabula-dev/tabula/internal/store/pebble"
+	"github.com/tabula-dev/tabula/internal/table"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "tabula:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the server's configuration, from flags with environment fallbacks.
+type config struct {
+	tableAddr string
+	dataDir   string
+	inMemory  bool
+	accounts  string
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("tabula", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
+	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
+	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
+	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return c, nil
+}
+
+func envOr(name, fallback string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return fallback
+}
+
+// defaultDataDir follows the XDG base directory convention, so data outlives the working
+// directory the server happened to be started from.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "tabula")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "tabula")
+	}
+	return "tabula-data"
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	accounts := []auth.Account{auth.DevelopmentAccount()}
+	if c.accounts != "" {
+		if accounts, err = auth.ParseAccounts(c.accounts); err != nil {
+			return fmt.Errorf("--accounts: %w", err)
+		}
+	}
+	st, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory})
+	if err != nil {
+		return fmt.Errorf("opening the store in %s: %w", c.dataDir, err)
+	}
+	defer st.Close()
+
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	handler := httpapi.New(table.New(st), auth.NewAuthenticator(accounts), log)
+	ln, err := net.Listen("tcp", c.tableAddr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+
+	where := "in memory (nothing is written to disk)"
+	if !c.inMemory {
+		where = "in " + c.dataDir
+	}
+	endpoint := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "Tabula is serving the Azure Table service, data %s\n", where)
+	for _, a := range accounts {
+		fmt.Fprintf(stdout, "  account %s: %s/%s\n", a.Name, endpoint, a.Name)
+	}
+	first := accounts[0]
+	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
+		first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
+	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(ln.Addr().String(), ":10002") {
+		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	// Let in-flight requests finish (each write is durable before it is acknowledged), then
+	// close the store.
+	fmt.Fprintln(stdout, "Tabula is shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
