@@ -251,8 +251,12 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	if err != nil {
 		return err
 	}
+	h := rq.w.Header()
+	// Not Azure headers: they make the design guide's cost ladder visible to whoever looks at
+	// the traffic (which plan the filter allowed, how many entities were read to answer).
+	h["x-tabula-query-plan"] = []string{string(page.Plan)}
+	h["x-tabula-entities-scanned"] = []string{strconv.Itoa(page.Scanned)}
 	if page.Next != nil {
-		h := rq.w.Header()
 		h["x-ms-continuation-NextPartitionKey"] = []string{encodeContinuation(page.Next.PartitionKey)}
 		h["x-ms-continuation-NextRowKey"] = []string{encodeContinuation(page.Next.RowKey)}
 	}

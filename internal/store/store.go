@@ -114,8 +114,14 @@ var ErrNotFound = errors.New("store: record not found")
 // ErrClosed is returned by every method called after Close.
 var ErrClosed = errors.New("store: closed")
 
+// ErrUnavailable is wrapped by errors meaning the backing storage cannot be reached right now
+// (a database server down or unreachable). Nothing was applied; the caller may retry later.
+// The service reports it to clients as 503 ServerBusy, which every SDK retries.
+var ErrUnavailable = errors.New("store: unavailable")
+
 // ConditionFailedError reports that a Commit applied nothing because the Expect of
-// mutations[Index] did not hold. Found tells what was there: nil if the key was absent.
+// mutations[Index] did not hold; when several fail, Index is the lowest (Azure reports the
+// first failing operation of a batch). Found tells what was there: nil if the key was absent.
 type ConditionFailedError struct {
 	Index int
 	Found *Record
@@ -131,9 +137,15 @@ func (e *ConditionFailedError) Error() string {
 // Store is the ordered key-value contract.
 //
 // Consistency: every method sees all commits that returned before it was called (linearizable
-// single-key reads; a Scan reads one consistent snapshot). Durability: once Commit returns nil
-// the mutations survive a process crash or power loss (unless the store was opened in memory).
-// All methods are safe for concurrent use. Returned byte slices belong to the caller.
+// single-key reads; a Scan reads one consistent snapshot). A reader may observe a commit shortly
+// before that commit is durable (Pebble publishes before its WAL sync); a commit that depends
+// on what it read is ordered after it, so a crash can never keep the dependent commit while
+// losing the earlier one. Durability: once Commit returns nil the mutations survive a process
+// crash or power loss (unless the store was opened in memory).
+//
+// All methods are safe for concurrent use. Returned byte slices belong to the caller, and no
+// method retains the slices passed to it. Errors caused by the backing storage being
+// unreachable wrap ErrUnavailable.
 type Store interface {
 	// Get returns the record at key, or ErrNotFound.
 	Get(ctx context.Context, key Key) (Record, error)
@@ -141,13 +153,14 @@ type Store interface {
 	// Scan calls fn for each record in r in ascending key order, from one snapshot taken when
 	// Scan is called, until the range is exhausted, fn returns false, fn returns an error (which
 	// Scan returns), or ctx is done (ctx.Err() is returned). Records passed to fn may be
-	// retained by fn.
+	// retained by fn. fn may call Get, Scan and Commit (but not Close).
 	Scan(ctx context.Context, r Range, fn func(Record) (more bool, err error)) error
 
 	// Commit applies mutations atomically: either every Expect holds against the current state
 	// and all mutations are applied and durable, or none is applied and the error says why
 	// (*ConditionFailedError for a failed Expect). Two mutations in one Commit must not share a
 	// key. Conditions are checked and applied as one step: no other commit can interleave.
+	// An empty Commit succeeds and does nothing.
 	Commit(ctx context.Context, mutations []Mutation) error
 
 	// DeleteSpace removes every record in space. It is atomic with respect to readers (they

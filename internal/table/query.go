@@ -75,6 +75,38 @@ type Page struct {
 	// returned it shows what the query cost (the design guide's point/range/partition/table
 	// scan ladder).
 	Scanned int
+	// Plan names the kind of query the filter made possible, cheapest first.
+	Plan Plan
+}
+
+// Plan classifies a query the way the Table Design Guide ranks them by cost.
+type Plan string
+
+const (
+	PlanPoint     Plan = "point"           // PartitionKey and RowKey equality: one read
+	PlanPartition Plan = "partition-range" // within one partition (a RowKey range or the whole partition)
+	PlanRange     Plan = "range"           // several partitions, bounded by PartitionKey
+	PlanTableScan Plan = "table-scan"      // no usable key condition: every entity is read
+)
+
+// planOf classifies the key ranges a filter allows. Several points stay "point" (each is one
+// read); several single-partition ranges stay "partition-range".
+func planOf(ranges []odata.KeyRange) Plan {
+	if len(ranges) == 1 && ranges[0] == (odata.KeyRange{EndUnbounded: true}) {
+		return PlanTableScan
+	}
+	plan := PlanPoint
+	for _, r := range ranges {
+		if _, _, ok := r.Point(); ok {
+			continue
+		}
+		onePartition := r.EndPK == r.StartPK || r.EndPK == r.StartPK+"\x00" && r.EndRK == ""
+		if r.EndUnbounded || !onePartition {
+			return PlanRange
+		}
+		plan = PlanPartition
+	}
+	return plan
 }
 
 // budgetCheckEvery is how many scanned entities pass between checks of the page time budget.
@@ -96,7 +128,7 @@ func (s *Service) QueryEntities(ctx context.Context, t Table, q Query) (Page, er
 		ranges = q.Filter.KeyRanges()
 	}
 	deadline := time.Now().Add(s.PageBudget)
-	var page Page
+	page := Page{Plan: planOf(ranges)}
 	for _, kr := range ranges {
 		r := store.Range{
 			Space:        t.Space,
