@@ -25,7 +25,12 @@ type rawServer struct {
 }
 
 func newRawServer(t *testing.T) *rawServer {
-	st, err := pebble.Open("", pebble.Options{InMemory: true})
+	return newRawServerOn(t, "", pebble.Options{InMemory: true})
+}
+
+// newRawServerOn serves a Pebble store in dir (durable unless opts says in memory).
+func newRawServerOn(t testing.TB, dir string, opts pebble.Options) *rawServer {
+	st, err := pebble.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +38,8 @@ func newRawServer(t *testing.T) *rawServer {
 	dev := auth.DevelopmentAccount()
 	srv := httptest.NewServer(New(table.New(st), auth.NewAuthenticator([]auth.Account{dev}), nil))
 	t.Cleanup(srv.Close)
-	return &rawServer{t: t, srv: srv, key: dev.Keys[0]}
+	tt, _ := t.(*testing.T)
+	return &rawServer{t: tt, srv: srv, key: dev.Keys[0]}
 }
 
 // do sends a request to path (below /devstoreaccount1) signed with SharedKeyLite unless
