@@ -28,13 +28,18 @@ import (
 	"github.com/tabula-dev/tabula/internal/table"
 )
 
-func main() {
+func main() { os.Exit(runUntilSignalled(os.Args[1:])) }
+
+// runUntilSignalled runs the command until it ends or SIGINT/SIGTERM asks it to stop, and
+// returns the process exit code.
+func runUntilSignalled(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, args, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "tabula:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 // config is the server's configuration, from flags with environment fallbacks.

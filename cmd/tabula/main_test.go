@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,19 +23,30 @@ import (
 // the crash test can SIGKILL a real server process without building a second binary.
 func TestMain(m *testing.M) {
 	if os.Getenv("TABULA_TEST_SERVE") == "1" {
-		if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(runUntilSignalled(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
 
-var endpointLine = regexp.MustCompile(`account devstoreaccount1: (http://\S+)`)
+var (
+	endpointLine   = regexp.MustCompile(`account \w+: (http://\S+)`)
+	connStringLine = regexp.MustCompile(`connection string: (\S+)`)
+)
 
 // startTabula runs the server in a child process on a free port and returns its endpoint.
 func startTabula(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd, out := startTabulaOutput(t, args...)
+	return cmd, out.endpoint
+}
+
+// serverOutput is what the server printed at start-up.
+type serverOutput struct {
+	endpoint, connectionString string
+	rest                       chan string // the lines printed afterwards
+}
+
+func startTabulaOutput(t *testing.T, args ...string) (*exec.Cmd, serverOutput) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -51,23 +63,35 @@ func startTabula(t *testing.T, args ...string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	found := make(chan string, 1)
+	found := make(chan serverOutput, 1)
 	go func() {
+		out := serverOutput{rest: make(chan string, 100)}
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if m := endpointLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+				out.endpoint = m[1]
+			}
+			if m := connStringLine.FindStringSubmatch(sc.Text()); m != nil {
+				out.connectionString = m[1]
+				found <- out
 				break
 			}
 		}
+		for sc.Scan() {
+			select {
+			case out.rest <- sc.Text():
+			default:
+			}
+		}
+		close(out.rest)
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
-	case url := <-found:
-		return cmd, url
+	case out := <-found:
+		return cmd, out
 	case <-time.After(30 * time.Second):
-		t.Fatal("tabula did not print its endpoint")
-		return nil, ""
+		t.Fatal("tabula did not print its endpoint and connection string")
+		return nil, serverOutput{}
 	}
 }
 
@@ -181,5 +205,90 @@ func TestInMemoryWritesNothingToDisk(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Fatalf("--in-memory wrote %s", strings.Join(names, ", "))
+	}
+}
+
+func TestPrintedConnectionStringWorks(t *testing.T) {
+	_, out := startTabulaOutput(t, "--in-memory")
+	svc, err := aztables.NewServiceClientFromConnectionString(out.connectionString, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", out.connectionString, err)
+	}
+	if _, err := svc.CreateTable(context.Background(), "fromconnstr", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSIGTERMShutsDownCleanlyAndKeepsData(t *testing.T) {
+	dir := t.TempDir()
+	cmd, out := startTabulaOutput(t, "--data", dir)
+	c := client(t, out.endpoint, "graceful")
+	ctx := context.Background()
+	if _, err := c.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r","V":7}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("tabula exited with %v after SIGTERM", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tabula did not exit after SIGTERM")
+	}
+	var said []string
+	for line := range out.rest {
+		said = append(said, line)
+	}
+	if !strings.Contains(strings.Join(said, "\n"), "shutting down") {
+		t.Errorf("tabula said %q on SIGTERM", said)
+	}
+	_, url := startTabula(t, "--data", dir)
+	if _, err := client(t, url, "graceful").GetEntity(ctx, "p", "r", nil); err != nil {
+		t.Fatalf("data lost across a clean restart: %v", err)
+	}
+}
+
+func TestFlagsFallBackToEnvironmentThenDefaults(t *testing.T) {
+	c, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.tableAddr != "127.0.0.1:10002" || c.inMemory || c.accounts != "" || c.dataDir == "" {
+		t.Fatalf("defaults: %+v", c)
+	}
+	t.Setenv("TABULA_TABLE_ADDR", "127.0.0.1:20002")
+	t.Setenv("TABULA_IN_MEMORY", "true")
+	t.Setenv("TABULA_ACCOUNTS", "acct1:a2V5")
+	t.Setenv("TABULA_DATA", "/tmp/x")
+	c, _ = parseFlags(nil, io.Discard)
+	if c.tableAddr != "127.0.0.1:20002" || !c.inMemory || c.accounts != "acct1:a2V5" || c.dataDir != "/tmp/x" {
+		t.Fatalf("from environment: %+v", c)
+	}
+	c, _ = parseFlags([]string{"--table-addr", "127.0.0.1:30002"}, io.Discard)
+	if c.tableAddr != "127.0.0.1:30002" {
+		t.Fatalf("a flag must win over the environment: %+v", c)
+	}
+}
+
+func TestCustomAccountsReplaceTheDevelopmentAccount(t *testing.T) {
+	key := "c2VjcmV0LWtleS1ieXRlcy0wMTIzNDU2Nzg5YWJjZGVm"
+	_, out := startTabulaOutput(t, "--in-memory", "--accounts", "myacct:"+key)
+	if !strings.Contains(out.connectionString, "AccountName=myacct;") {
+		t.Fatalf("connection string %s", out.connectionString)
+	}
+	svc, err := aztables.NewServiceClientFromConnectionString(out.connectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateTable(context.Background(), "mine", nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -56,7 +57,12 @@ type testServer struct {
 
 func startServer(t *testing.T, st store.Store) *testServer {
 	t.Helper()
-	h := httpapi.New(table.New(st), auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()}), nil)
+	return startServerOver(t, httpapi.New(table.New(st), auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()}), nil))
+}
+
+// startServerOver serves h and returns an SDK client for it, path style.
+func startServerOver(t *testing.T, h http.Handler) *testServer {
+	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	url := srv.URL + "/devstoreaccount1"
