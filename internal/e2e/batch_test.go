@@ -142,3 +142,21 @@ func TestTransactionOnMissingTableIsNotFound(t *testing.T) {
 		wantTransactionError(t, err, http.StatusNotFound, "TableNotFound", 0)
 	})
 }
+
+func TestTransactionOfMoreThanAHundredOperationsIsRefused(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		c := s.newTable(t, "tx101")
+		var actions []aztables.TransactionAction
+		for i := range 101 {
+			actions = append(actions, aztables.TransactionAction{
+				ActionType: aztables.TransactionTypeAdd,
+				Entity:     marshal(t, map[string]any{"PartitionKey": "p", "RowKey": fmt.Sprintf("r%03d", i)}),
+			})
+		}
+		_, err := c.SubmitTransaction(context.Background(), actions, nil)
+		wantTransactionError(t, err, http.StatusBadRequest, "InvalidInput", 0)
+		if keys, _ := queryAll(t, c, nil); len(keys) != 0 {
+			t.Fatalf("a refused transaction stored %d entities", len(keys))
+		}
+	})
+}
