@@ -147,10 +147,15 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 	for attempt := 0; attempt < maxCommitAttempts; attempt++ {
 		var newest edm.Ticks
 		for i, k := range keys {
+			current[i] = nil
+			if writes[i].Kind == Insert {
+				// An insert needs nothing from the current entity: its ExpectAbsent condition
+				// is the existence check, made atomically by the commit.
+				continue
+			}
 			rec, err := s.store.Get(ctx, k)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
-				current[i] = nil
 			case err != nil:
 				return nil, err
 			default:
@@ -180,7 +185,13 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 		err := s.store.Commit(ctx, mutations)
 		var cf *store.ConditionFailedError
 		if errors.As(err, &cf) {
-			continue
+			if writes[cf.Index].Kind == Insert {
+				// Every other operation's own conditions were judged before the commit, and
+				// the store names the lowest failing mutation: this insert is the first
+				// operation that cannot succeed.
+				return nil, &OperationError{Index: cf.Index, Err: azerr.New(azerr.EntityAlreadyExists)}
+			}
+			continue // another writer changed an entity this batch read: judge again
 		}
 		if err != nil {
 			return nil, err
@@ -194,10 +205,6 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 func apply(w Write, cur *store.Record, ts edm.Ticks) (edm.Entity, error) {
 	exists := cur != nil
 	switch w.Kind {
-	case Insert:
-		if exists {
-			return edm.Entity{}, azerr.New(azerr.EntityAlreadyExists)
-		}
 	case Replace, Merge, Delete:
 		if !exists {
 			return edm.Entity{}, azerr.New(azerr.ResourceNotFound)
