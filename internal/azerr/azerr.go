@@ -106,6 +106,7 @@ const (
 	UnsupportedHTTPVerb                     Code = "UnsupportedHttpVerb"
 	InvalidXMLDocument                      Code = "InvalidXmlDocument"
 	InvalidXMLNodeValue                     Code = "InvalidXmlNodeValue"
+	MissingRequiredXMLNode                  Code = "MissingRequiredXmlNode"
 	RequestBodyTooLarge                     Code = "RequestBodyTooLarge"
 	InternalError                           Code = "InternalError"
 	ServerBusy                              Code = "ServerBusy"
@@ -163,6 +164,7 @@ var defaults = map[Code]defaultOf{
 	UnsupportedHTTPVerb:                     {405, "The resource doesn't support the specified HTTP verb."},
 	InvalidXMLDocument:                      {400, "XML specified is not syntactically valid."},
 	InvalidXMLNodeValue:                     {400, "The value for one of the XML nodes is not in the correct format."},
+	MissingRequiredXMLNode:                  {400, "A required XML node was not specified in the request body."},
 	RequestBodyTooLarge:                     {413, "The request body is too large and exceeds the maximum permissible limit."},
 	InternalError:                           {500, "The server encountered an internal error. Please retry the request."},
 	ServerBusy:                              {503, "The server is currently unable to receive requests. Please retry your request."},

@@ -19,10 +19,8 @@ func (s *Server) route(rq *request) error {
 		return err
 	}
 	q := rq.r.URL.Query()
-	comp := q.Get("comp")
-	if res.kind == resService || comp != "" || q.Get("restype") != "" {
-		rq.jsonErrors = false
-		return azerr.Newf(azerr.NotImplemented, "The requested operation is not implemented on the specified resource: service properties, stats and table ACLs are not served yet.")
+	if res.kind == resService || q.Has("comp") || q.Has("restype") {
+		return s.routeXML(rq, res, method)
 	}
 	switch res.kind {
 	case resTables:
