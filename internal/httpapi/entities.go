@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -209,19 +210,9 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 		return err
 	}
 	params := rq.r.URL.Query()
-	if err := rejectUnsupportedOptions(params); err != nil {
-		return err
-	}
 	var q table.Query
-	if f := params.Get("$filter"); f != "" {
-		if q.Filter, err = odata.ParseFilter(f); err != nil {
-			return err
-		}
-	}
-	if top := params.Get("$top"); top != "" {
-		if q.Top, err = odata.ParseTop(top); err != nil {
-			return err
-		}
+	if q.Filter, q.Top, err = parseQueryOptions(params); err != nil {
+		return err
 	}
 	sel, err := odata.ParseSelect(params.Get("$select"))
 	if err != nil {
@@ -281,10 +272,29 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	return nil
 }
 
+// parseQueryOptions reads the $filter and $top shared by Query Entities and Query Tables
+// (top is 0 when absent), refusing the OData options the Table service does not support.
+func parseQueryOptions(params url.Values) (filter *odata.Filter, top int, err error) {
+	if err := rejectUnsupportedOptions(params); err != nil {
+		return nil, 0, err
+	}
+	if f := params.Get("$filter"); f != "" {
+		if filter, err = odata.ParseFilter(f); err != nil {
+			return nil, 0, err
+		}
+	}
+	if t := params.Get("$top"); t != "" {
+		if top, err = odata.ParseTop(t); err != nil {
+			return nil, 0, err
+		}
+	}
+	return filter, top, nil
+}
+
 // rejectUnsupportedOptions refuses OData system query options the Table service does not
 // support, rather than silently ignoring them and returning something the client did not ask
 // for.
-func rejectUnsupportedOptions(params map[string][]string) error {
+func rejectUnsupportedOptions(params url.Values) error {
 	for name := range params {
 		switch name {
 		case "$filter", "$select", "$top", "$format":

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"
-	"github.com/tabula-dev/tabula/internal/odata"
 	"github.com/tabula-dev/tabula/internal/table"
 )
 
@@ -105,19 +104,9 @@ func (s *Server) queryTables(rq *request) error {
 		return err
 	}
 	params := rq.r.URL.Query()
-	if err := rejectUnsupportedOptions(params); err != nil {
-		return err
-	}
 	var q table.TableQuery
-	if f := params.Get("$filter"); f != "" {
-		if q.Filter, err = odata.ParseFilter(f); err != nil {
-			return err
-		}
-	}
-	if top := params.Get("$top"); top != "" {
-		if q.Top, err = odata.ParseTop(top); err != nil {
-			return err
-		}
+	if q.Filter, q.Top, err = parseQueryOptions(params); err != nil {
+		return err
 	}
 	if next := params.Get("NextTableName"); next != "" {
 		if q.NextTableName, err = decodeContinuation("NextTableName", next); err != nil {
