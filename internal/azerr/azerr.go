@@ -95,6 +95,7 @@ const (
 	AuthorizationServiceMismatch            Code = "AuthorizationServiceMismatch"
 	AuthorizationProtocolMismatch           Code = "AuthorizationProtocolMismatch"
 	AuthorizationSourceIPMismatch           Code = "AuthorizationSourceIPMismatch"
+	InsufficientAccountPermissions          Code = "InsufficientAccountPermissions"
 	CorsPreflightFailure                    Code = "CorsPreflightFailure"
 	InvalidHeaderValue                      Code = "InvalidHeaderValue"
 	MissingRequiredHeader                   Code = "MissingRequiredHeader"
@@ -153,6 +154,7 @@ var defaults = map[Code]defaultOf{
 	AuthorizationServiceMismatch:            {403, "This request is not authorized to perform this operation using this service."},
 	AuthorizationProtocolMismatch:           {403, "This request is not authorized to perform this operation using this protocol."},
 	AuthorizationSourceIPMismatch:           {403, "This request is not authorized to perform this operation using this source IP."},
+	InsufficientAccountPermissions:          {403, "The account being accessed does not have sufficient permissions to execute this operation."},
 	CorsPreflightFailure:                    {403, "CORS not enabled or no matching rule found for this request."},
 	InvalidHeaderValue:                      {400, "The value for one of the HTTP headers is not in the correct format."},
 	MissingRequiredHeader:                   {400, "A required HTTP header was not specified."},

@@ -32,6 +32,9 @@ func (s *Server) batch(rq *request) error {
 	if req.Query != nil {
 		return s.batchQuery(rq, req.Query)
 	}
+	if rq.secondary {
+		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.account)
+	}
 	writes := make([]table.Write, len(req.Changeset))
 	prefer := make([]string, len(req.Changeset))
 	var tableName string

@@ -18,6 +18,9 @@ func (s *Server) route(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if rq.secondary && method != http.MethodGet && method != http.MethodHead && res.kind != resBatch {
+		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.account)
+	}
 	q := rq.r.URL.Query()
 	if res.kind == resService || q.Has("comp") || q.Has("restype") {
 		return s.routeXML(rq, res, method)
