@@ -1,6 +1,7 @@
 // Command tabula serves the Azure Table service.
 //
 //	tabula [flags]          serve (defaults: 127.0.0.1:10002, account devstoreaccount1)
+//	tabula bench [flags]    load-test any Azure Table endpoint (tabula bench --help)
 //
 // Every flag can also be set through the environment variable named in its help.
 package main
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/bench"
 	"github.com/tabula-dev/tabula/internal/httpapi"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
@@ -87,6 +89,9 @@ func defaultDataDir() string {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "bench" {
+		return bench.Main(ctx, args[1:], stdout, stderr)
+	}
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

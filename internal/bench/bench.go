@@ -1,0 +1,364 @@
+// Package bench is `tabula bench`, a load generator for any Azure Table endpoint: Tabula,
+// Azurite or Azure itself. It speaks the REST API over keep-alive HTTP with SharedKeyLite
+// signing, preloads a table, runs each workload for a fixed time with a fixed number of
+// concurrent workers, and reports throughput and latency percentiles. With --compare it
+// alternates two endpoints workload by workload, so both are measured by the same client under
+// the same conditions.
+//
+// Every failed operation is counted by its status and error code (or transport failure) and
+// reported; a run with any failure returns an error. BENCHMARKS.md at the repository root
+// describes the workloads and how the numbers are measured.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/url"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// config is a run's settings, from the command line.
+type config struct {
+	concurrency int
+	duration    time.Duration
+	entities    int64
+	partitions  int
+	entitySize  int
+	workloads   []workload
+	tablePrefix string
+	keep        bool
+	json        bool
+	progress    bool
+	ceiling     bool
+	timeout     time.Duration
+	shape       entityShape
+}
+
+// endpointFlags are the flags that name one endpoint.
+type endpointFlags struct {
+	url, account, key, label string
+}
+
+const usageHead = `usage: tabula bench [flags]
+
+Drives an Azure Table endpoint (Tabula, Azurite, Azure) with concurrent workers and reports
+throughput and latency per workload. With --compare, runs every workload against both
+endpoints alternately (the first, then the second) and prints the ratio.
+
+  tabula bench --endpoint http://127.0.0.1:10002/devstoreaccount1
+  tabula bench --endpoint http://127.0.0.1:10002/devstoreaccount1 --label tabula \
+      --compare http://127.0.0.1:10102/devstoreaccount1 --compare-label azurite --ceiling --json >out.json
+
+Workloads (--workloads, comma-separated, default all, in this order):
+`
+
+// Main runs `tabula bench` with args (the arguments after "bench"). The report goes to stdout,
+// or with --json the JSON document goes to stdout and the report to stderr. It returns an
+// error when the flags are wrong, when setup fails, or when any operation failed (after
+// reporting them all); ctx ends the run early.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, a, b, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	human := stdout
+	if cfg.json {
+		human = stderr
+	}
+	prog := &progress{every: 250 * time.Millisecond}
+	if cfg.progress || isTerminal(stderr) {
+		prog.w = stderr
+	}
+
+	var targets []*target
+	for _, ep := range []endpointFlags{a, b} {
+		if ep.url == "" {
+			continue
+		}
+		c, err := NewClient(ep.url, ep.account, ep.key, cfg.concurrency, cfg.timeout)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		label := ep.label
+		if label == "" {
+			label = hostOf(c.Endpoint)
+		}
+		targets = append(targets, &target{label: label, client: c, getStatus: 200})
+	}
+	if len(targets) == 2 && targets[0].label == targets[1].label {
+		targets[0].label += "-A"
+		targets[1].label += "-B"
+	}
+
+	rep := &Report{
+		Tool:      "tabula bench",
+		Timestamp: time.Now().UTC(),
+		Parameters: Parameters{
+			Concurrency:     cfg.concurrency,
+			DurationSeconds: cfg.duration.Seconds(),
+			Entities:        cfg.entities,
+			Partitions:      cfg.partitions,
+			EntitySize:      cfg.entitySize,
+			EntityBytes:     cfg.shape.size,
+			TablePrefix:     cfg.tablePrefix,
+			GOMAXPROCS:      runtime.GOMAXPROCS(0),
+		},
+		Results: []Result{},
+	}
+	for _, wl := range cfg.workloads {
+		rep.Parameters.Workloads = append(rep.Parameters.Workloads, wl.name)
+	}
+
+	runErr := run(ctx, cfg, targets, rep, human, prog)
+	for _, t := range targets {
+		if cfg.keep {
+			if len(t.created) > 0 {
+				fmt.Fprintf(human, "kept tables on %s: %s\n", t.label, strings.Join(t.created, ", "))
+			}
+			continue
+		}
+		if err := teardown(t); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if cfg.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	}
+	if rep.Errors > 0 {
+		return fmt.Errorf("%d operations failed (listed above)", rep.Errors)
+	}
+	return nil
+}
+
+// run sets up every target, runs the workloads (each on every target in turn) and the
+// ceiling, and fills rep, printing rows to human as results arrive.
+func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human io.Writer, prog *progress) error {
+	runID := randomTableID()
+	for _, t := range targets {
+		if err := setup(ctx, cfg, t, runID, prog); err != nil {
+			return err
+		}
+		ep := Endpoint{Label: t.label, URL: t.client.Endpoint, Account: t.client.Account, Tables: t.created, PreloadSeconds: t.preload.Seconds()}
+		if ep.Tables == nil {
+			ep.Tables = []string{}
+		}
+		rep.Endpoints = append(rep.Endpoints, ep)
+	}
+	printHeader(human, rep)
+	seed := rand.Uint64()
+	for _, wl := range cfg.workloads {
+		var row []Result
+		for _, t := range targets {
+			r := runWorkload(ctx, cfg, wl, t, seed, prog)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			printRow(human, r)
+			row = append(row, r)
+			rep.Results = append(rep.Results, r)
+			rep.Errors += r.ErrorCount
+		}
+		if len(row) == 2 {
+			ratio := ratioOf(row[0], row[1])
+			printRatio(human, ratio)
+			rep.Ratios = append(rep.Ratios, ratio)
+		}
+	}
+	if cfg.ceiling {
+		c, err := runCeiling(ctx, cfg, seed, prog)
+		if err != nil {
+			return err
+		}
+		rep.Ceiling = &c
+		rep.Errors += c.ErrorCount
+		printCeiling(human, rep)
+	}
+	if rep.Errors > 0 {
+		printErrors(human, rep)
+	}
+	return nil
+}
+
+// runCeiling runs the point-get loop against an in-process server that answers 204 to
+// everything: what this client and this machine can do when the server costs nothing.
+func runCeiling(ctx context.Context, cfg *config, seed uint64, prog *progress) (Result, error) {
+	endpoint, stop, err := emptyHandler()
+	if err != nil {
+		return Result{}, fmt.Errorf("starting the empty handler: %w", err)
+	}
+	defer stop()
+	c, err := NewClient(endpoint, "", "", cfg.concurrency, cfg.timeout)
+	if err != nil {
+		return Result{}, err
+	}
+	defer c.Close()
+	t := &target{label: "in-process", client: c, getStatus: 204}
+	t.tables[readTable] = "ceiling"
+	ceilingCfg := *cfg
+	ceilingCfg.entities = max(cfg.entities, 1)
+	wl, _ := findWorkload("point-get")
+	wl.name = "empty-handler"
+	r := runWorkload(ctx, &ceilingCfg, wl, t, seed, prog)
+	return r, ctx.Err()
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpointFlags, error) {
+	fs := flag.NewFlagSet("tabula bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageHead)
+		for _, wl := range workloads {
+			fmt.Fprintf(stderr, "  %-21s %s\n", wl.name, wl.about)
+		}
+		fmt.Fprintln(stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	var a, b endpointFlags
+	cfg := &config{}
+	var workloadList string
+	fs.StringVar(&a.url, "endpoint", "http://127.0.0.1:10002/devstoreaccount1", "`URL` of the table service root; path style, the last path segment is the account")
+	fs.StringVar(&a.account, "account", "", "account `NAME` (default: from the endpoint)")
+	fs.StringVar(&a.key, "key", "", "account `KEY`, base64 (default: the well-known devstoreaccount1 key)")
+	fs.StringVar(&a.label, "label", "", "`NAME` of the endpoint in the report (default: its host:port)")
+	fs.StringVar(&b.url, "compare", "", "`URL` of a second endpoint: every workload runs on --endpoint, then on this one, and the ratio is printed")
+	fs.StringVar(&b.account, "compare-account", "", "account `NAME` at --compare")
+	fs.StringVar(&b.key, "compare-key", "", "account `KEY` at --compare")
+	fs.StringVar(&b.label, "compare-label", "", "`NAME` of the --compare endpoint in the report")
+	fs.IntVar(&cfg.concurrency, "concurrency", 16, "concurrent workers, each with one request in flight")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each workload runs on each endpoint")
+	fs.Int64Var(&cfg.entities, "entities", 100_000, "entities preloaded for the read and rewrite workloads")
+	fs.IntVar(&cfg.partitions, "partitions", 10, "partitions the preloaded entities and the inserts are spread over")
+	fs.IntVar(&cfg.entitySize, "entity-size", 1024, "approximate JSON `BYTES` of an entity (ten properties of mixed EDM types, padded)")
+	fs.StringVar(&workloadList, "workloads", "all", "comma-separated `LIST` of workloads, or all, or none (with --ceiling)")
+	fs.StringVar(&cfg.tablePrefix, "table", "bench", "`PREFIX` of the table names (a random run id and the table's role follow)")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the tables instead of deleting them at the end")
+	fs.BoolVar(&cfg.json, "json", false, "write the results as one JSON document to stdout (the report goes to stderr)")
+	fs.BoolVar(&cfg.progress, "progress", false, "draw the progress line even when stderr is not a terminal")
+	fs.BoolVar(&cfg.ceiling, "ceiling", false, "also run the point-get loop against an in-process server answering 204 to everything (the client's ceiling)")
+	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "limit on one HTTP request")
+	if err := fs.Parse(args); err != nil {
+		return nil, a, b, err
+	}
+	if fs.NArg() > 0 {
+		return nil, a, b, fmt.Errorf("unexpected argument %q (see tabula bench --help)", fs.Arg(0))
+	}
+	var err error
+	if cfg.workloads, err = parseWorkloads(workloadList); err != nil {
+		return nil, a, b, err
+	}
+	switch {
+	case cfg.concurrency < 1:
+		return nil, a, b, fmt.Errorf("--concurrency must be at least 1")
+	case cfg.duration <= 0:
+		return nil, a, b, fmt.Errorf("--duration must be positive")
+	case cfg.partitions < 1:
+		return nil, a, b, fmt.Errorf("--partitions must be at least 1")
+	case cfg.entities < 1 && usesTable(cfg.workloads, readTable):
+		return nil, a, b, fmt.Errorf("--entities must be at least 1 for the read workloads")
+	case cfg.timeout <= 0:
+		return nil, a, b, fmt.Errorf("--timeout must be positive")
+	}
+	if err := checkTablePrefix(cfg.tablePrefix); err != nil {
+		return nil, a, b, err
+	}
+	cfg.shape = newEntityShape(cfg.entitySize)
+	return cfg, a, b, nil
+}
+
+func parseWorkloads(list string) ([]workload, error) {
+	switch strings.TrimSpace(list) {
+	case "all":
+		return workloads, nil
+	case "none":
+		return nil, nil
+	}
+	var out []workload
+	seen := map[string]bool{}
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || seen[name] {
+			continue
+		}
+		wl, ok := findWorkload(name)
+		if !ok {
+			var names []string
+			for _, wl := range workloads {
+				names = append(names, wl.name)
+			}
+			return nil, fmt.Errorf("unknown workload %q; the workloads are %s", name, strings.Join(names, ", "))
+		}
+		seen[name] = true
+		out = append(out, wl)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--workloads names no workload")
+	}
+	return out, nil
+}
+
+func usesTable(wls []workload, role tableRole) bool {
+	for _, wl := range wls {
+		if wl.table == role {
+			return true
+		}
+	}
+	return false
+}
+
+// runIDLen is the length of the random part of table names, which keeps runs (and --keep
+// leftovers) apart.
+const runIDLen = 6
+
+// checkTablePrefix makes sure every table name built from prefix is valid: alphanumeric,
+// starting with a letter, at most 63 characters.
+func checkTablePrefix(prefix string) error {
+	longest := 0
+	for _, s := range tableSuffixes {
+		longest = max(longest, len(s))
+	}
+	if prefix == "" || len(prefix)+runIDLen+longest > 63 {
+		return fmt.Errorf("--table must be 1 to %d characters", 63-runIDLen-longest)
+	}
+	for i, c := range prefix {
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return fmt.Errorf("--table %q: a table name is letters and digits and starts with a letter", prefix)
+		}
+	}
+	return nil
+}
+
+func randomTableID() string {
+	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, runIDLen)
+	for i := range b {
+		b[i] = chars[rand.IntN(len(chars))]
+	}
+	return string(b)
+}
+
+func hostOf(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return endpoint
+	}
+	return u.Host
+}
