@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // The stored form of an entity (the value of its store record) holds its custom properties
@@ -80,6 +81,19 @@ func (e *Entity) MarshalBinary() []byte { return e.AppendBinary(nil) }
 // b is not retained: strings share one copy of it, and each Binary value has its own. A
 // malformed b (which only a corrupt store could produce) is an error, never a panic.
 func UnmarshalBinary(b []byte, e *Entity) error {
+	e.Properties = nil
+	return unmarshalBinary(b, e, false)
+}
+
+// UnmarshalBinaryShared is UnmarshalBinary without copies, for scans that decode many
+// records and keep few: strings and Binary values alias b, so e is only usable while b is
+// unchanged, and e.Properties' backing array is reused from one call to the next.
+func UnmarshalBinaryShared(b []byte, e *Entity) error {
+	e.Properties = e.Properties[:0]
+	return unmarshalBinary(b, e, true)
+}
+
+func unmarshalBinary(b []byte, e *Entity, shared bool) error {
 	if len(b) == 0 || b[0] != binaryVersion {
 		if len(b) == 0 {
 			return errCorrupt("empty record")
@@ -92,10 +106,19 @@ func UnmarshalBinary(b []byte, e *Entity) error {
 	if r.err != nil || count > uint64(len(b)-r.pos)/3 {
 		return errCorrupt("bad property count")
 	}
-	s := string(b[r.pos:])
 	r.base = r.pos
-	r.s = s
-	props := make([]Property, count)
+	if shared {
+		r.s = unsafe.String(unsafe.SliceData(b[r.pos:]), len(b)-r.pos)
+	} else {
+		r.s = string(b[r.pos:])
+	}
+	props := e.Properties
+	if uint64(cap(props)) < count {
+		props = make([]Property, count)
+	} else {
+		props = props[:count]
+		clear(props)
+	}
 	for i := range props {
 		p := &props[i]
 		if r.pos >= len(b) {
@@ -110,7 +133,11 @@ func UnmarshalBinary(b []byte, e *Entity) error {
 			p.Value.Str = r.str()
 		case Binary:
 			if n := r.length(); r.err == nil && n > 0 {
-				p.Value.Bin = append([]byte(nil), b[r.pos:r.pos+n]...)
+				if shared {
+					p.Value.Bin = b[r.pos : r.pos+n : r.pos+n]
+				} else {
+					p.Value.Bin = append([]byte(nil), b[r.pos:r.pos+n]...)
+				}
 				r.pos += n
 			}
 		case Boolean:
@@ -199,3 +226,77 @@ func (r *reader) str() string {
 var errCorruptRecord = errors.New("edm: corrupt entity record")
 
 func errCorrupt(what string) error { return fmt.Errorf("%w: %s", errCorruptRecord, what) }
+
+// LookupBinary finds the property called name in a stored form without decoding the others:
+// the cheap path for evaluating a filter over many records that it mostly rejects. The
+// returned value aliases b, like UnmarshalBinaryShared's. found is false when the entity has
+// no such property; err reports a corrupt record.
+func LookupBinary(b []byte, name string) (v Value, found bool, err error) {
+	if len(b) == 0 || b[0] != binaryVersion {
+		return Value{}, false, errCorrupt("unknown format version")
+	}
+	r := reader{b: b, pos: 1}
+	count := r.uvarint()
+	for i := uint64(0); i < count && r.err == nil; i++ {
+		if r.pos >= len(b) {
+			return Value{}, false, errCorrupt("truncated")
+		}
+		typ := Type(b[r.pos])
+		r.pos++
+		n := r.length()
+		if r.err != nil {
+			break
+		}
+		match := n == len(name) && string(b[r.pos:r.pos+n]) == name
+		r.pos += n
+		v = Value{Type: typ}
+		switch typ {
+		case String, Guid, Binary:
+			n := r.length()
+			if r.err != nil {
+				break
+			}
+			if match {
+				if typ == Binary {
+					v.Bin = b[r.pos : r.pos+n : r.pos+n]
+				} else {
+					v.Str = unsafe.String(unsafe.SliceData(b[r.pos:]), n)
+				}
+			}
+			r.pos += n
+		case Boolean:
+			if r.pos >= len(b) {
+				return Value{}, false, errCorrupt("truncated")
+			}
+			v.Int = int64(b[r.pos])
+			r.pos++
+		case Int32, Int64:
+			x, k := binary.Varint(b[r.pos:])
+			if k <= 0 {
+				return Value{}, false, errCorrupt("bad integer")
+			}
+			v.Int = x
+			r.pos += k
+		case DateTime, Double:
+			if len(b)-r.pos < 8 {
+				return Value{}, false, errCorrupt("truncated")
+			}
+			u := binary.LittleEndian.Uint64(b[r.pos:])
+			r.pos += 8
+			if typ == DateTime {
+				v.Int = int64(u)
+			} else {
+				v.Float = math.Float64frombits(u)
+			}
+		default:
+			return Value{}, false, errCorrupt(fmt.Sprintf("unknown type %d", typ))
+		}
+		if match && r.err == nil {
+			return v, true, nil
+		}
+	}
+	if r.err != nil {
+		return Value{}, false, r.err
+	}
+	return Value{}, false, nil
+}

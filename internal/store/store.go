@@ -143,8 +143,9 @@ func (e *ConditionFailedError) Error() string {
 // losing the earlier one. Durability: once Commit returns nil the mutations survive a process
 // crash or power loss (unless the store was opened in memory).
 //
-// All methods are safe for concurrent use. Returned byte slices belong to the caller, and no
-// method retains the slices passed to it. Errors caused by the backing storage being
+// All methods are safe for concurrent use. Byte slices returned by Get and in errors belong
+// to the caller (Scan lends its values, see there), and no method retains the slices passed
+// to it. Errors caused by the backing storage being
 // unreachable wrap ErrUnavailable.
 type Store interface {
 	// Get returns the record at key, or ErrNotFound.
@@ -152,8 +153,10 @@ type Store interface {
 
 	// Scan calls fn for each record in r in ascending key order, from one snapshot taken when
 	// Scan is called, until the range is exhausted, fn returns false, fn returns an error (which
-	// Scan returns), or ctx is done (ctx.Err() is returned). Records passed to fn may be
-	// retained by fn. fn may call Get, Scan and Commit (but not Close).
+	// Scan returns), or ctx is done (ctx.Err() is returned). fn may keep the record's Key and
+	// Version, but its Value is only lent: valid until fn returns and never to be modified
+	// (a backend may pass a view of its own buffers, so that a scan that keeps few of the
+	// records it reads copies nothing). fn may call Get, Scan and Commit (but not Close).
 	Scan(ctx context.Context, r Range, fn func(Record) (more bool, err error)) error
 
 	// Commit applies mutations atomically: either every Expect holds against the current state

@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/edm"
@@ -177,19 +178,45 @@ func (s *Service) QueryEntities(ctx context.Context, t Table, q Query) (Page, er
 			}
 			continue
 		}
+		// The filter reads each scanned record's properties straight from the value the store
+		// lends, one lookup per property it names; only matches are decoded into entities of
+		// their own. A selective filter over a large range then decodes and copies nothing
+		// for the entities it rejects.
+		var cur store.Record
+		var corrupt error
+		lookup := func(name string) (edm.Value, bool) {
+			switch name {
+			case "PartitionKey":
+				return edm.Value{Type: edm.String, Str: cur.Key.Partition}, true
+			case "RowKey":
+				return edm.Value{Type: edm.String, Str: cur.Key.Row}, true
+			case "Timestamp":
+				return edm.Value{Type: edm.DateTime, Int: cur.Version}, true
+			}
+			v, found, err := edm.LookupBinary(cur.Value, name)
+			if err != nil {
+				corrupt = err
+			}
+			return v, found
+		}
 		err := s.store.Scan(ctx, r, func(rec store.Record) (bool, error) {
 			if len(page.Entities) == top || (page.Scanned%budgetCheckEvery == budgetCheckEvery-1 && time.Now().After(deadline)) {
 				page.Next = &ResumeKey{PartitionKey: rec.Key.Partition, RowKey: rec.Key.Row}
 				return false, errPageDone
 			}
 			page.Scanned++
+			cur = rec
+			if q.Filter != nil && !q.Filter.Match(lookup) {
+				if corrupt != nil {
+					return false, fmt.Errorf("entity %s is corrupt: %w", rec.Key, corrupt)
+				}
+				return true, nil
+			}
 			var e edm.Entity
 			if err := decodeRecord(rec, &e); err != nil {
 				return false, err
 			}
-			if q.Filter == nil || q.Filter.MatchEntity(&e) {
-				page.Entities = append(page.Entities, e)
-			}
+			page.Entities = append(page.Entities, e)
 			return true, nil
 		})
 		if errors.Is(err, errPageDone) {

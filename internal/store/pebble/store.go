@@ -82,7 +82,7 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 // also holds the sstables' index and filter blocks, and the memtables, at most
 // memTableBytes × memTableStopWritesThreshold (writes stall beyond that until a flush ends).
 const (
-	blockCacheBytes             = 128 << 20
+	blockCacheBytes             = 256 << 20
 	memTableBytes               = 32 << 20
 	memTableStopWritesThreshold = 4
 )
@@ -112,6 +112,13 @@ func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
 	for i := range len(o.Levels) - 1 {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		o.Levels[i].FilterType = pebble.TableFilter
+	}
+	// Entities are typically around a kilobyte, so Pebble's default 4 KiB blocks would hold
+	// three or four each and every few records of a scan would cost a block-cache lookup.
+	// 32 KiB blocks make partition and table scans several times cheaper; a point read
+	// still binary-searches one cached block.
+	for i := range o.Levels {
+		o.Levels[i].BlockSize = 32 << 10
 	}
 	return o
 }
@@ -242,7 +249,7 @@ func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (
 		more, err := fn(store.Record{
 			Key:     store.Key{Space: r.Space, Partition: partition, Row: unescape(escRow)},
 			Version: version,
-			Value:   bytes.Clone(value),
+			Value:   value, // lent: valid until the iterator moves, which is after fn returns
 		})
 		if err != nil || !more {
 			return err

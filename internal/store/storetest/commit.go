@@ -296,16 +296,7 @@ func testReturnedSlicesBelongToCaller(t *testing.T, s store.Store) {
 	clear(rec.Value)
 	check("zeroing the value returned by Get")
 
-	err := s.Scan(t.Context(), store.SpaceRange("t"), func(rec store.Record) (bool, error) {
-		clear(rec.Value)
-		return true, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("zeroing the value passed to Scan's fn")
-
-	err = s.Commit(t.Context(), []store.Mutation{{Key: k, Expect: store.Expect{Kind: store.ExpectAbsent}}})
+	err := s.Commit(t.Context(), []store.Mutation{{Key: k, Expect: store.Expect{Kind: store.ExpectAbsent}}})
 	var cf *store.ConditionFailedError
 	if !errors.As(err, &cf) || cf.Found == nil {
 		t.Fatalf("Commit: %v, want ConditionFailedError with Found", err)
