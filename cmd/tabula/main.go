@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,7 +27,9 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/bench"
 	"github.com/tabula-dev/tabula/internal/httpapi"
+	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
+	"github.com/tabula-dev/tabula/internal/store/postgres"
 	"github.com/tabula-dev/tabula/internal/table"
 )
 
@@ -49,6 +52,7 @@ type config struct {
 	tableAddr string
 	dataDir   string
 	inMemory  bool
+	storeURL  string
 	accounts  string
 }
 
@@ -59,12 +63,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
 	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
+	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.storeURL != "" && c.inMemory {
+		return c, errors.New("--store and --in-memory exclude each other")
 	}
 	return c, nil
 }
@@ -88,6 +96,30 @@ func defaultDataDir() string {
 	return "tabula-data"
 }
 
+// openStore opens the store c selects: a PostgreSQL database given as a postgres:// URL, else
+// the embedded Pebble store. where says which, for the start-up message.
+func openStore(ctx context.Context, c config) (st store.Store, where string, err error) {
+	if c.storeURL != "" {
+		u, err := url.Parse(c.storeURL)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return nil, "", fmt.Errorf("--store: want a postgres:// URL, got %q", c.storeURL)
+		}
+		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{})
+		if err != nil {
+			return nil, "", fmt.Errorf("opening the PostgreSQL store at %s: %w", u.Redacted(), err)
+		}
+		return st, "in PostgreSQL at " + u.Redacted(), nil
+	}
+	pst, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory})
+	if err != nil {
+		return nil, "", fmt.Errorf("opening the store in %s: %w", c.dataDir, err)
+	}
+	if c.inMemory {
+		return pst, "in memory (nothing is written to disk)", nil
+	}
+	return pst, "in " + c.dataDir, nil
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "bench" {
 		return bench.Main(ctx, args[1:], stdout, stderr)
@@ -102,9 +134,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--accounts: %w", err)
 		}
 	}
-	st, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory})
+	st, where, err := openStore(ctx, c)
 	if err != nil {
-		return fmt.Errorf("opening the store in %s: %w", c.dataDir, err)
+		return err
 	}
 	defer st.Close()
 
@@ -116,10 +148,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
-	where := "in memory (nothing is written to disk)"
-	if !c.inMemory {
-		where = "in " + c.dataDir
-	}
 	endpoint := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "Tabula is serving the Azure Table service, data %s\n", where)
 	for _, a := range accounts {

@@ -2,8 +2,8 @@
 //
 // The Table service is written against this contract alone. It is deliberately small: point
 // reads, ordered range scans, and atomic conditional commits. Backends: store/pebble (the
-// embedded default) and, to come, a SQL backend. Every backend must pass the suite in
-// store/storetest.
+// embedded default) and store/postgres (PostgreSQL, shared by several front-ends). Every
+// backend must pass the suite in store/storetest.
 package store
 
 import (
