@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -55,6 +56,7 @@ type config struct {
 	inMemory  bool
 	storeURL  string
 	accounts  string
+	debugAddr string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -66,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
+	fs.StringVar(&c.debugAddr, "debug-addr", envOr("TABULA_DEBUG_ADDR", ""), "`HOST:PORT` to serve Go's profiler (net/http/pprof) on; off when empty (env TABULA_DEBUG_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -175,6 +178,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
 	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(ln.Addr().String(), ":10002") {
 		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
+	}
+
+	if c.debugAddr != "" {
+		debugLn, err := net.Listen("tcp", c.debugAddr)
+		if err != nil {
+			return fmt.Errorf("--debug-addr: %w", err)
+		}
+		defer debugLn.Close()
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		go func() { _ = http.Serve(debugLn, mux) }()
+		fmt.Fprintf(stdout, "  profiler: http://%s/debug/pprof/\n", debugLn.Addr())
 	}
 
 	serveErr := make(chan error, 1)
