@@ -8,10 +8,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// pool hands out connections to one database. It exists because pgxpool's dependency
-// (github.com/jackc/puddle/v2) is not among Tabula's modules; it does the little this store
-// needs and one thing pgxpool cannot: connections parked in a Scan callback do not count
-// against the limit (see park).
+// pool hands out connections to one database. It is this small pool rather than pgxpool for
+// the one thing pgxpool cannot do that the store contract needs: a Scan holds its connection
+// (and snapshot) while its callback runs, and the contract lets that callback call the store,
+// so connections parked in a Scan callback must not count against the limit (see park) —
+// with pgxpool, as many concurrent Scans as connections would deadlock their callbacks.
 //
 // At most max connections are busy at once, not counting parked ones. Idle connections are
 // reused newest first; one idle for longer than pingIdle is pinged before reuse, so that a
