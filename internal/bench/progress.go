@@ -46,9 +46,9 @@ func (p *progress) start(label string, planned time.Duration, workers []*worker)
 		el := time.Since(begin)
 		var line string
 		if planned > 0 {
-			line = fmt.Sprintf("%s: %.1fs/%s, %s ops, %s/s, %d errors", label, el.Seconds(), planned, thousands(float64(n)), thousands(float64(n)/el.Seconds()), failed)
+			line = fmt.Sprintf("%s: %.1fs/%s, %s ops, %s/s, %d errors", label, el.Seconds(), planned, Thousands(float64(n)), Thousands(float64(n)/el.Seconds()), failed)
 		} else {
-			line = fmt.Sprintf("%s: %s done, %.1fs, %s/s", label, thousands(float64(n)), el.Seconds(), thousands(float64(n)/el.Seconds()))
+			line = fmt.Sprintf("%s: %s done, %.1fs, %s/s", label, Thousands(float64(n)), el.Seconds(), Thousands(float64(n)/el.Seconds()))
 		}
 		fmt.Fprintf(p.w, "\r%-*s", width, line)
 		width = max(width, len(line))

@@ -140,11 +140,11 @@ const rowFormat = "%-22s %-16s %11s %11s %9s %12s %9s %9s %9s %7s\n"
 func printHeader(w io.Writer, rep *Report) {
 	p := rep.Parameters
 	fmt.Fprintf(w, "tabula bench: %d workers, %s per workload, %s entities in %d partitions, %d-byte entities (JSON)\n",
-		p.Concurrency, time.Duration(p.DurationSeconds*float64(time.Second)), thousands(float64(p.Entities)), p.Partitions, p.EntityBytes)
+		p.Concurrency, time.Duration(p.DurationSeconds*float64(time.Second)), Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes)
 	for _, e := range rep.Endpoints {
 		fmt.Fprintf(w, "  %-10s %s", e.Label, e.URL)
 		if e.PreloadSeconds > 0 {
-			fmt.Fprintf(w, "  (preloaded in %s, %s entities/s)", fmtMs(e.PreloadSeconds*1000), thousands(float64(p.Entities)/e.PreloadSeconds))
+			fmt.Fprintf(w, "  (preloaded in %s, %s entities/s)", fmtMs(e.PreloadSeconds*1000), Thousands(float64(p.Entities)/e.PreloadSeconds))
 		}
 		fmt.Fprintln(w)
 	}
@@ -157,9 +157,9 @@ func printRow(w io.Writer, r Result) {
 		if v == 0 {
 			return "-"
 		}
-		return thousands(v)
+		return Thousands(v)
 	}
-	fmt.Fprintf(w, rowFormat, r.Workload, r.Endpoint, thousands(r.OpsPerSec), thousands(r.EntitiesPerSec), dash(r.PagesPerSec), dash(r.ExaminedPerSec),
+	fmt.Fprintf(w, rowFormat, r.Workload, r.Endpoint, Thousands(r.OpsPerSec), Thousands(r.EntitiesPerSec), dash(r.PagesPerSec), dash(r.ExaminedPerSec),
 		fmtMs(r.LatencyMs.P50), fmtMs(r.LatencyMs.P99), fmtMs(r.LatencyMs.P999), strconv.FormatInt(r.ErrorCount, 10))
 }
 
@@ -195,9 +195,9 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// thousands formats v rounded to an integer with thousands separators; below 10 it keeps a
-// decimal, so that slow scans do not all read "1".
-func thousands(v float64) string {
+// Thousands formats v rounded to an integer with thousands separators; below 10 it keeps a
+// decimal, so that slow scans do not all read "1". The chart script formats with it too.
+func Thousands(v float64) string {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return "-"
 	}

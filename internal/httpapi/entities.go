@@ -112,6 +112,25 @@ func readBody(rq *request) ([]byte, error) {
 	return body, nil
 }
 
+// createdWithoutContent sets the headers of a successful Create Table or Insert Entity —
+// Location and, when Prefer asked for one, Preference-Applied — and answers 204 with
+// DataServiceId if the client preferred no content. It reports whether it answered; if not,
+// the caller sends 201 with the created resource.
+func (rq *request) createdWithoutContent(location string) bool {
+	h := rq.w.Header()
+	h.Set("Location", location)
+	prefer := preferReturn(rq.r.Header)
+	if prefer != "" {
+		h.Set("Preference-Applied", prefer)
+	}
+	if prefer != "return-no-content" {
+		return false
+	}
+	h.Set("DataServiceId", location)
+	rq.writeEmpty(http.StatusNoContent)
+	return true
+}
+
 // writeEntity serves Insert, Update, Merge, Insert Or Replace, Insert Or Merge and Delete.
 func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	level, err := negotiate(rq.r)
@@ -147,15 +166,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 		rq.writeEmpty(http.StatusNoContent)
 		return nil
 	}
-	location := rq.baseURL + "/" + entityPath(res.table, stored.PartitionKey, stored.RowKey)
-	h.Set("Location", location)
-	prefer := preferReturn(rq.r.Header)
-	if prefer != "" {
-		h.Set("Preference-Applied", prefer)
-	}
-	if prefer == "return-no-content" {
-		h.Set("DataServiceId", location)
-		rq.writeEmpty(http.StatusNoContent)
+	if rq.createdWithoutContent(rq.baseURL + "/" + entityPath(res.table, stored.PartitionKey, stored.RowKey)) {
 		return nil
 	}
 	opts := s.entityOptions(rq, t, level)

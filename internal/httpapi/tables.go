@@ -55,16 +55,7 @@ func (s *Server) createTable(rq *request) error {
 	if err != nil {
 		return err
 	}
-	h := rq.w.Header()
-	location := rq.baseURL + "/Tables('" + t.Name + "')"
-	h.Set("Location", location)
-	prefer := preferReturn(rq.r.Header)
-	if prefer != "" {
-		h.Set("Preference-Applied", prefer)
-	}
-	if prefer == "return-no-content" {
-		h.Set("DataServiceId", location)
-		rq.writeEmpty(http.StatusNoContent)
+	if rq.createdWithoutContent(rq.baseURL + "/Tables('" + t.Name + "')") {
 		return nil
 	}
 	rq.writeJSON(http.StatusCreated, level, appendTableJSON(nil, rq, level, t.Name, metadataURL(rq, level, "Tables/@Element")))

@@ -106,7 +106,7 @@ func markdown(rep *bench.Report) string {
 	eps := labels(rep)
 	p := rep.Parameters
 	fmt.Fprintf(&b, "%d workers, %gs per workload, %s entities in %d partitions, %d-byte entities; run %s.\n\n",
-		p.Concurrency, p.DurationSeconds, thousands(float64(p.Entities)), p.Partitions, p.EntityBytes, rep.Timestamp.Format("2006-01-02 15:04 UTC"))
+		p.Concurrency, p.DurationSeconds, bench.Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes, rep.Timestamp.Format("2006-01-02 15:04 UTC"))
 	b.WriteString("| workload | unit |")
 	for _, e := range eps {
 		fmt.Fprintf(&b, " %s |", e)
@@ -131,7 +131,7 @@ func markdown(rep *bench.Report) string {
 				b.WriteString(" |")
 				continue
 			}
-			fmt.Fprintf(&b, " %s |", thousands(r.Headline))
+			fmt.Fprintf(&b, " %s |", bench.Thousands(r.Headline))
 		}
 		if len(eps) == 2 {
 			fmt.Fprintf(&b, " %s |", ratio(g.results[0], g.results[1]))
@@ -147,7 +147,7 @@ func markdown(rep *bench.Report) string {
 	}
 	if c := rep.Ceiling; c != nil {
 		fmt.Fprintf(&b, "\nEmpty-handler ceiling (the point-get loop against an in-process net/http server answering 204): %s requests/s, p50 %s.",
-			thousands(c.OpsPerSec), ms(c.LatencyMs.P50))
+			bench.Thousands(c.OpsPerSec), ms(c.LatencyMs.P50))
 		for _, r := range rep.Results {
 			if r.Workload == "point-get" && c.OpsPerSec > 0 {
 				fmt.Fprintf(&b, " Point get on %s: %.0f%% of it.", r.Endpoint, 100*r.OpsPerSec/c.OpsPerSec)
@@ -185,20 +185,6 @@ func ms(v float64) string {
 	}
 }
 
-func thousands(v float64) string {
-	if v > 0 && v < 10 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
 
 // short writes a rate compactly for bar labels: 1.9k, 23.4k, 1.2M.
 func short(v float64) string {
@@ -288,7 +274,7 @@ func writeSVG(w io.Writer, rep *bench.Report) {
 	fmt.Fprintf(w, `<text x="20" y="26" font-size="17" font-weight="bold">%s</text>`+"\n", esc(title))
 	fmt.Fprintf(w, `<text x="20" y="46" fill="#555">%s</text>`+"\n", esc(fmt.Sprintf(
 		"%d concurrent clients, %gs per workload, %s preloaded entities in %d partitions, %d-byte entities, client GOMAXPROCS %d, %s",
-		p.Concurrency, p.DurationSeconds, thousands(float64(p.Entities)), p.Partitions, p.EntityBytes, p.GOMAXPROCS, rep.Timestamp.Format("2006-01-02"))))
+		p.Concurrency, p.DurationSeconds, bench.Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes, p.GOMAXPROCS, rep.Timestamp.Format("2006-01-02"))))
 	// Legend.
 	lx := 20.0
 	for i, e := range eps {

@@ -43,9 +43,7 @@ type Store struct {
 	seed    maphash.Seed
 	stripes [numStripes]sync.Mutex
 
-	mu       sync.Mutex // guards closed, and orders every inflight.Add before Close's Wait
-	closed   bool
-	inflight sync.WaitGroup
+	guard store.CloseGuard
 }
 
 var _ store.Store = (*Store)(nil)
@@ -146,24 +144,13 @@ func (slogLogger) Fatalf(format string, args ...any) {
 }
 
 // enter registers an in-flight call, or reports ErrClosed. Every enter is paired with exit.
-func (s *Store) enter() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.ErrClosed
-	}
-	s.inflight.Add(1)
-	return nil
-}
-
-func (s *Store) exit() { s.inflight.Done() }
 
 // Get implements store.Store. A ctx already done returns ctx.Err().
 func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return store.Record{}, err
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := ctx.Err(); err != nil {
 		return store.Record{}, err
 	}
@@ -187,10 +174,10 @@ func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
 // not call Close. A range whose Start or End lies in another space is rejected with an
 // error.
 func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (bool, error)) (err error) {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -280,10 +267,10 @@ func rangeBounds(r store.Range) (lower, upper []byte, err error) {
 // of ctx. If the fsync fails, Commit returns that error, and the mutations, already visible
 // to readers, may or may not survive a crash.
 func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -446,10 +433,10 @@ func (s *Store) check(i int, m store.Mutation, key []byte) error {
 // is also atomic with respect to commits: none has checked its conditions before the
 // deletion and applied after it. A ctx already done returns ctx.Err().
 func (s *Store) DeleteSpace(ctx context.Context, space string) error {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -475,14 +462,9 @@ func (s *Store) DeleteSpace(ctx context.Context, space string) error {
 // Close waits for in-flight calls to return, then closes Pebble, which syncs the WAL. Calls
 // made once Close has begun, including Close, return store.ErrClosed.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return store.ErrClosed
+	if err := s.guard.Close(); err != nil {
+		return err
 	}
-	s.closed = true
-	s.mu.Unlock()
-	s.inflight.Wait()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("pebble store: close: %w", err)
 	}

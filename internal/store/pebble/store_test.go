@@ -54,10 +54,10 @@ func (s flushingStore) DeleteSpace(ctx context.Context, space string) error {
 }
 
 func (s flushingStore) flush() {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return // closed: nothing to flush
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := s.db.Flush(); err != nil {
 		s.t.Errorf("Flush: %v", err)
 	}

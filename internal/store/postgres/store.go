@@ -46,7 +46,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,9 +72,7 @@ type Store struct {
 	pool     *pool
 	pageRows int // rows per Scan page; tests lower it to exercise paging
 
-	mu       sync.Mutex // guards closed, and orders every inflight.Add before Close's Wait
-	closed   bool
-	inflight sync.WaitGroup
+	guard store.CloseGuard
 }
 
 var _ store.Store = (*Store)(nil)
@@ -164,24 +161,13 @@ func bytea(s string) []byte {
 }
 
 // enter registers an in-flight call, or reports ErrClosed. Every enter is paired with exit.
-func (s *Store) enter() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.ErrClosed
-	}
-	s.inflight.Add(1)
-	return nil
-}
-
-func (s *Store) exit() { s.inflight.Done() }
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return store.Record{}, err
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := ctx.Err(); err != nil {
 		return store.Record{}, err
 	}
@@ -212,10 +198,10 @@ func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
 // connection lost after the first page ends the Scan with an error wrapping
 // store.ErrUnavailable: the snapshot cannot be resumed elsewhere.
 func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (bool, error)) error {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -342,10 +328,10 @@ func (s *Store) emit(ctx context.Context, conn *pgx.Conn, page []store.Record, f
 // answer within cancelGrace, is the outcome unknown; Commit returns an error saying so, which
 // does not wrap store.ErrUnavailable.
 func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -563,10 +549,10 @@ func holds(e store.Expect, cur *store.Record) bool {
 // transaction. It takes time proportional to the size of the space. An error wrapping
 // store.ErrUnavailable may come after the deletion was applied; repeating it is harmless.
 func (s *Store) DeleteSpace(ctx context.Context, space string) error {
-	if err := s.enter(); err != nil {
+	if err := s.guard.Enter(); err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.guard.Exit()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -581,14 +567,9 @@ func (s *Store) DeleteSpace(ctx context.Context, space string) error {
 // Close waits for in-flight calls to return, then closes the connections. Calls made once
 // Close has begun, including Close, return store.ErrClosed.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return store.ErrClosed
+	if err := s.guard.Close(); err != nil {
+		return err
 	}
-	s.closed = true
-	s.mu.Unlock()
-	s.inflight.Wait()
 	s.pool.close()
 	return nil
 }

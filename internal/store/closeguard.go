@@ -1,0 +1,40 @@
+package store
+
+import "sync"
+
+// CloseGuard gives a backend the contract's Close behaviour: Close waits for the calls in
+// flight, and every call made once Close has begun returns ErrClosed. The zero value is open.
+type CloseGuard struct {
+	mu       sync.Mutex // guards closed, and orders every inflight.Add before Close's Wait
+	closed   bool
+	inflight sync.WaitGroup
+}
+
+// Enter admits a call, or returns ErrClosed once Close has begun. An admitted call must end
+// with Exit.
+func (g *CloseGuard) Enter() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return ErrClosed
+	}
+	g.inflight.Add(1)
+	return nil
+}
+
+// Exit ends a call admitted by Enter.
+func (g *CloseGuard) Exit() { g.inflight.Done() }
+
+// Close refuses new calls and waits for the admitted ones to Exit. It returns ErrClosed if
+// Close had already begun, in which case the caller must not release anything.
+func (g *CloseGuard) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return ErrClosed
+	}
+	g.closed = true
+	g.mu.Unlock()
+	g.inflight.Wait()
+	return nil
+}
