@@ -185,7 +185,6 @@ func ms(v float64) string {
 	}
 }
 
-
 // short writes a rate compactly for bar labels: 1.9k, 23.4k, 1.2M.
 func short(v float64) string {
 	switch {
