@@ -1,11 +1,18 @@
 package e2e
 
 import (
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/httpapi"
+	"github.com/tabula-dev/tabula/internal/store/pebble"
+	"github.com/tabula-dev/tabula/internal/table"
 )
 
 // TestJavaScriptSDK runs testdata/js/sdk-smoke.mjs, the official JS SDK (@azure/data-tables)
@@ -14,6 +21,32 @@ import (
 // It needs node and `npm ci` in testdata/js (.ci/run does both); elsewhere it is skipped,
 // loudly, and under CI=true it fails instead.
 func TestJavaScriptSDK(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		runJSSmoke(t, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="+devKey+";TableEndpoint="+s.url+";")
+	})
+}
+
+// TestUseDevelopmentStorageWorks serves on the emulator's well-known address and lets the JS
+// SDK find it from UseDevelopmentStorage=true alone: the drop-in default.
+func TestUseDevelopmentStorageWorks(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:10002")
+	if err != nil {
+		t.Skipf("127.0.0.1:10002 is taken (%v); the emulator address cannot be tested here", err)
+	}
+	st, err := pebble.Open("", pebble.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := &http.Server{Handler: httpapi.New(table.New(st), auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()}), nil)}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	runJSSmoke(t, "UseDevelopmentStorage=true")
+}
+
+// runJSSmoke runs testdata/js/sdk-smoke.mjs against the connection string.
+func runJSSmoke(t *testing.T, conn string) {
+	t.Helper()
 	dir, _ := filepath.Abs(filepath.Join("testdata", "js"))
 	node, err := exec.LookPath("node")
 	if err == nil {
@@ -26,12 +59,8 @@ func TestJavaScriptSDK(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	forEachBackend(t, func(t *testing.T, s *testServer) {
-		conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + devKey + ";TableEndpoint=" + s.url + ";"
-		cmd := exec.Command(node, filepath.Join(dir, "sdk-smoke.mjs"), conn)
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "js sdk smoke: ok") {
-			t.Fatalf("JS SDK run failed (%v):\n%s", err, out)
-		}
-	})
+	out, err := exec.Command(node, filepath.Join(dir, "sdk-smoke.mjs"), conn).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "js sdk smoke: ok") {
+		t.Fatalf("JS SDK run failed (%v):\n%s", err, out)
+	}
 }
