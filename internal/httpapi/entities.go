@@ -179,6 +179,18 @@ func (s *Server) entityOptions(rq *request, t table.Table, level edm.Metadata) e
 	return edm.EncodeOptions{Metadata: level, BaseURL: rq.baseURL, Account: rq.account, Table: t.Name}
 }
 
+// appendObjectStart opens a JSON response object with its odata.metadata member, if any; the
+// caller appends the other members.
+func appendObjectStart(b []byte, metadataURL string) []byte {
+	b = append(b, '{')
+	if metadataURL != "" {
+		b = append(b, `"odata.metadata":`...)
+		b = appendJSONString(b, metadataURL)
+		b = append(b, ',')
+	}
+	return b
+}
+
 // metadataURL is the odata.metadata value for a response, empty under nometadata.
 func metadataURL(rq *request, level edm.Metadata, fragment string) string {
 	if level == edm.NoMetadata {
@@ -264,13 +276,7 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	}
 	opts := s.entityOptions(rq, t, level)
 	opts.Select = sel
-	b := make([]byte, 0, 256*len(page.Entities)+128)
-	b = append(b, '{')
-	if mu := metadataURL(rq, level, t.Name); mu != "" {
-		b = append(b, `"odata.metadata":`...)
-		b = appendJSONString(b, mu)
-		b = append(b, ',')
-	}
+	b := appendObjectStart(make([]byte, 0, 256*len(page.Entities)+128), metadataURL(rq, level, t.Name))
 	b = append(b, `"value":[`...)
 	for i := range page.Entities {
 		if i > 0 {

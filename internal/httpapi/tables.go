@@ -11,12 +11,7 @@ import (
 
 // appendTableJSON writes one table entry at the given metadata level.
 func appendTableJSON(b []byte, rq *request, level edm.Metadata, name, metadataURL string) []byte {
-	b = append(b, '{')
-	if metadataURL != "" {
-		b = append(b, `"odata.metadata":`...)
-		b = appendJSONString(b, metadataURL)
-		b = append(b, ',')
-	}
+	b = appendObjectStart(b, metadataURL)
 	if level == edm.FullMetadata {
 		b = append(b, `"odata.type":`...)
 		b = appendJSONString(b, rq.account+".Tables")
@@ -111,12 +106,7 @@ func (s *Server) queryTables(rq *request) error {
 	if page.NextTableName != "" {
 		rq.w.Header()["x-ms-continuation-NextTableName"] = []string{encodeContinuation(page.NextTableName)}
 	}
-	b := []byte{'{'}
-	if mu := metadataURL(rq, level, "Tables"); mu != "" {
-		b = append(b, `"odata.metadata":`...)
-		b = appendJSONString(b, mu)
-		b = append(b, ',')
-	}
+	b := appendObjectStart(nil, metadataURL(rq, level, "Tables"))
 	b = append(b, `"value":[`...)
 	for i, t := range page.Tables {
 		if i > 0 {
