@@ -88,7 +88,7 @@ func (s *Server) batch(rq *request) error {
 				if err != nil {
 					level = edm.MinimalMetadata
 				}
-				opts := s.entityOptions(rq, t, level)
+				opts := entityOptions(rq, t, level)
 				opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
 				resp.Status = http.StatusCreated
 				resp.Body = edm.AppendJSON(nil, &stored[i], &opts)
@@ -198,7 +198,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 		}
 		resp.Status, resp.Body = ae.Status, errorBody(ae, rq.id, true)
 	} else {
-		opts := s.entityOptions(rq, t, level)
+		opts := entityOptions(rq, t, level)
 		opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
 		resp.Status, resp.Body = http.StatusOK, edm.AppendJSON(nil, &e, &opts)
 		h.Set("Content-Type", jsonContentType[level])

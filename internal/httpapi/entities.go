@@ -133,7 +133,7 @@ func (rq *request) createdWithoutContent(location string) bool {
 
 // writeEntity serves Insert, Update, Merge, Insert Or Replace, Insert Or Merge and Delete.
 func (s *Server) writeEntity(rq *request, res resource, method string) error {
-	level, err := negotiate(rq.r)
+	level, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -169,13 +169,13 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if rq.createdWithoutContent(rq.baseURL + "/" + entityPath(res.table, stored.PartitionKey, stored.RowKey)) {
 		return nil
 	}
-	opts := s.entityOptions(rq, t, level)
+	opts := entityOptions(rq, t, level)
 	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
 	rq.writeJSON(http.StatusCreated, level, edm.AppendJSON(nil, &stored, &opts))
 	return nil
 }
 
-func (s *Server) entityOptions(rq *request, t table.Table, level edm.Metadata) edm.EncodeOptions {
+func entityOptions(rq *request, t table.Table, level edm.Metadata) edm.EncodeOptions {
 	return edm.EncodeOptions{Metadata: level, BaseURL: rq.baseURL, Account: rq.account, Table: t.Name}
 }
 
@@ -201,11 +201,11 @@ func metadataURL(rq *request, level edm.Metadata, fragment string) string {
 
 // getEntity serves the point query.
 func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
-	level, err := negotiate(rq.r)
+	level, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
-	sel, err := odata.ParseSelect(rq.r.URL.Query().Get("$select"))
+	sel, err := odata.ParseSelect(rq.query.Get("$select"))
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	if err != nil {
 		return err
 	}
-	opts := s.entityOptions(rq, t, level)
+	opts := entityOptions(rq, t, level)
 	opts.Select = sel
 	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
 	rq.w.Header().Set("ETag", edm.ETag(e.Timestamp))
@@ -228,11 +228,11 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 // queryEntities serves Query Entities: one page, with continuation headers when more may
 // remain.
 func (s *Server) queryEntities(rq *request, tableName string) error {
-	level, err := negotiate(rq.r)
+	level, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
-	params := rq.r.URL.Query()
+	params := rq.query
 	var q table.Query
 	if q.Filter, q.Top, err = parseQueryOptions(params); err != nil {
 		return err
@@ -274,7 +274,7 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 		h["x-ms-continuation-NextPartitionKey"] = []string{encodeContinuation(page.Next.PartitionKey)}
 		h["x-ms-continuation-NextRowKey"] = []string{encodeContinuation(page.Next.RowKey)}
 	}
-	opts := s.entityOptions(rq, t, level)
+	opts := entityOptions(rq, t, level)
 	opts.Select = sel
 	b := appendObjectStart(make([]byte, 0, 256*len(page.Entities)+128), metadataURL(rq, level, t.Name))
 	b = append(b, `"value":[`...)

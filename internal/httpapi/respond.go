@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/xml"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +22,10 @@ var jsonContentType = map[edm.Metadata]string{
 // negotiate picks the JSON metadata level from $format, else Accept. A missing or generic
 // Accept gets minimal metadata, as the real service answers Accept: application/json. Atom is
 // not served: modern service versions refuse it too.
-func negotiate(r *http.Request) (edm.Metadata, error) {
-	spec := r.URL.Query().Get("$format")
+func negotiate(rq *request) (edm.Metadata, error) {
+	spec := rq.query.Get("$format")
 	if spec == "" {
-		spec = r.Header.Get("Accept")
+		spec = rq.r.Header.Get("Accept")
 	}
 	return negotiateHeader(spec)
 }
@@ -69,8 +70,8 @@ func negotiateHeader(spec string) (edm.Metadata, error) {
 
 // acceptsJSON decides the error format before routing: JSON unless the client asked for XML
 // only.
-func acceptsJSON(r *http.Request) bool {
-	spec := r.URL.Query().Get("$format") + r.Header.Get("Accept")
+func acceptsJSON(query url.Values, h http.Header) bool {
+	spec := query.Get("$format") + h.Get("Accept")
 	return spec == "" || strings.Contains(strings.ToLower(spec), "json") || strings.Contains(spec, "*/*")
 }
 
@@ -104,11 +105,13 @@ func (rq *request) fail(err error) {
 	_, _ = rq.w.Write(body)
 }
 
-// errorBody renders an error. prefix, for $batch, is the failing operation's index.
+// errorBody renders an error outside a changeset.
 func errorBody(e *azerr.Error, requestID string, asJSON bool) []byte {
 	return errorBodyWithIndex(e, requestID, asJSON, -1)
 }
 
+// errorBodyWithIndex renders an error; an index ≥ 0, the failing operation of a $batch,
+// prefixes the message as "index:".
 func errorBodyWithIndex(e *azerr.Error, requestID string, asJSON bool, index int) []byte {
 	msg := e.Message
 	if index >= 0 {

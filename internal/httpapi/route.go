@@ -14,14 +14,14 @@ func (s *Server) route(rq *request) error {
 	if err != nil {
 		return err
 	}
-	method, err := effectiveMethod(rq.r)
+	method, err := tunnelledMethod(rq.r.Method, rq.r.Header)
 	if err != nil {
 		return err
 	}
 	if rq.secondary && method != http.MethodGet && method != http.MethodHead && res.kind != resBatch {
 		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.account)
 	}
-	q := rq.r.URL.Query()
+	q := rq.query
 	if res.kind == resService || q.Has("comp") || q.Has("restype") {
 		return s.routeXML(rq, res, method)
 	}
@@ -73,12 +73,9 @@ func (s *Server) authorized(rq *request, op auth.Operation, table, pk, rk string
 	return handler(rq)
 }
 
-// effectiveMethod applies X-HTTP-Method tunnelling: a POST carrying X-HTTP-Method acts as the
-// named verb. (SharedKey signatures still cover the verb on the wire.)
-func effectiveMethod(r *http.Request) (string, error) {
-	return tunnelledMethod(r.Method, r.Header)
-}
-
+// tunnelledMethod applies X-HTTP-Method tunnelling: a POST carrying X-HTTP-Method acts as the
+// named verb, in a request or a $batch operation. (SharedKey signatures still cover the verb on
+// the wire.)
 func tunnelledMethod(method string, h http.Header) (string, error) {
 	values := h.Values("X-HTTP-Method")
 	if len(values) == 0 {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -55,6 +56,8 @@ type request struct {
 	// http://127.0.0.1:10002/devstoreaccount1 (path style) or https://acct.table.example (host style).
 	baseURL string
 	grant   *auth.Grant
+	// query is the request's query string, parsed once.
+	query url.Values
 	// jsonErrors says whether errors are written as JSON odata.error (OData operations) or XML.
 	jsonErrors bool
 	ctx        context.Context
@@ -62,7 +65,7 @@ type request struct {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rq := &request{w: w, r: r, id: newRequestID(), ctx: r.Context(), log: s.log}
+	rq := &request{w: w, r: r, id: newRequestID(), ctx: r.Context(), log: s.log, query: r.URL.Query()}
 	rq.version = r.Header.Get("x-ms-version")
 	h := w.Header()
 	h["x-ms-request-id"] = []string{rq.id}
@@ -76,7 +79,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 1024 && isVisibleASCII(id) {
 		h["x-ms-client-request-id"] = []string{id}
 	}
-	rq.jsonErrors = acceptsJSON(r)
+	rq.jsonErrors = acceptsJSON(rq.query, r.Header)
 	if err := s.serve(rq); err != nil {
 		rq.fail(err)
 	}

@@ -32,7 +32,7 @@ func (rq *request) writeXML(status int, body string) {
 // the service root, ACLs on a table.
 func (s *Server) routeXML(rq *request, res resource, method string) error {
 	rq.jsonErrors = false
-	q := rq.r.URL.Query()
+	q := rq.query
 	restype, comp := q.Get("restype"), q.Get("comp")
 	switch {
 	case res.kind == resService && restype == "service" && comp == "properties":

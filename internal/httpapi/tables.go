@@ -29,7 +29,7 @@ func appendTableJSON(b []byte, rq *request, level edm.Metadata, name, metadataUR
 // createTable serves Create Table. Without Prefer: return-no-content the answer is 201 with
 // the table entry: the Python SDK reads a 204 here as "the table already existed".
 func (s *Server) createTable(rq *request) error {
-	level, err := negotiate(rq.r)
+	level, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (s *Server) createTable(rq *request) error {
 
 // getTable serves GET /Tables('name'), which some legacy clients use as an existence check.
 func (s *Server) getTable(rq *request, name string) error {
-	level, err := negotiate(rq.r)
+	level, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -85,11 +85,11 @@ func (s *Server) deleteTable(rq *request, name string) error {
 
 // queryTables serves Query Tables.
 func (s *Server) queryTables(rq *request) error {
-	level, err := negotiate(rq.r)
+	level, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
-	params := rq.r.URL.Query()
+	params := rq.query
 	var q table.TableQuery
 	if q.Filter, q.Top, err = parseQueryOptions(params); err != nil {
 		return err

@@ -29,9 +29,6 @@ func New(st store.Store) *Service {
 	return &Service{store: st, now: time.Now, PageBudget: 5 * time.Second}
 }
 
-// Store returns the store the service runs on.
-func (s *Service) Store() store.Store { return s.store }
-
 // nextTimestamp returns a Timestamp later than every one this process handed out before and
 // later than after (the newest Timestamp among the entities about to be overwritten).
 func (s *Service) nextTimestamp(after edm.Ticks) edm.Ticks {
