@@ -42,12 +42,12 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 	// Two processes creating the table at once can collide on the catalog's unique indexes
 	// even with IF NOT EXISTS; the loser's statement fails and succeeds when repeated.
 	var err error
-	for range 3 {
+	for range 5 {
 		_, err = conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS tabula_schema (
 			id      int8 PRIMARY KEY CHECK (id = 1),
 			version int8 NOT NULL
 		)`)
-		if code := sqlState(err); code != uniqueViolation && code != duplicateTable {
+		if code := sqlState(err); code != uniqueViolation && code != duplicateTable && code != duplicateObject {
 			break
 		}
 	}

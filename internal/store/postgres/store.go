@@ -635,6 +635,9 @@ const (
 	// statementCompletionUnknown is CockroachDB's "result is ambiguous".
 	statementCompletionUnknown = "40003"
 	duplicateTable             = "42P07"
+	// duplicateObject is what a concurrent CREATE TABLE IF NOT EXISTS can also lose with: the
+	// table's row type collides in pg_type ("type ... already exists").
+	duplicateObject = "42710"
 )
 
 func sqlState(err error) string {
