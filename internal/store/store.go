@@ -134,6 +134,16 @@ func (e *ConditionFailedError) Error() string {
 	return fmt.Sprintf("store: condition of mutation %d failed: found version %d", e.Index, e.Found.Version)
 }
 
+// Exclusive is implemented by a store that only one process can have open at a time
+// (store/pebble locks its directory). Every change to its records then goes through that
+// process, so what the process read stays true until it changes it itself: the service may
+// keep records in memory.
+type Exclusive interface {
+	Store
+	// ExclusiveToProcess only marks the store; it does nothing.
+	ExclusiveToProcess()
+}
+
 // Store is the ordered key-value contract.
 //
 // Consistency: every method sees all commits that returned before it was called (linearizable

@@ -11,8 +11,10 @@ import (
 	"github.com/tabula-dev/tabula/internal/store"
 )
 
-// Service serves every account Tabula hosts from one store. It keeps no per-table state in
-// memory, so several Services (front-ends) may share one store.
+// Service serves every account Tabula hosts from one store. Over a store shared by several
+// processes it keeps no per-table state in memory, so several Services (front-ends) may share
+// the store. Over a store.Exclusive store it caches table metadata, which only its own
+// changes invalidate: there it must be the store's only Service.
 type Service struct {
 	store store.Store
 	now   func() time.Time
@@ -22,11 +24,17 @@ type Service struct {
 	// PageBudget bounds the time one query page may spend scanning, as Azure's 5-second limit
 	// does; a page that runs out returns what it has with a continuation.
 	PageBudget time.Duration
+	// tables caches table metadata over an exclusive store; nil otherwise.
+	tables *tableCache
 }
 
 // New returns a Service over st.
 func New(st store.Store) *Service {
-	return &Service{store: st, now: time.Now, PageBudget: 5 * time.Second}
+	s := &Service{store: st, now: time.Now, PageBudget: 5 * time.Second}
+	if _, exclusive := st.(store.Exclusive); exclusive {
+		s.tables = newTableCache()
+	}
+	return s
 }
 
 // nextTimestamp returns a Timestamp later than every one this process handed out before and

@@ -99,14 +99,40 @@ func (s *Service) CreateTable(ctx context.Context, account, name string) (Table,
 	if err != nil {
 		return Table{}, err
 	}
+	s.forgetTable(account, name)
 	return t, nil
 }
 
-// Table returns the table called name (any case), or 404 TableNotFound.
+// Table returns the table called name (any case), or 404 TableNotFound. The returned Table
+// may be shared with other callers: its Policies must not be modified in place.
 func (s *Service) Table(ctx context.Context, account, name string) (Table, error) {
 	if err := ValidateTableName(name); err != nil {
 		return Table{}, err
 	}
+	if s.tables == nil {
+		return s.loadTable(ctx, account, name)
+	}
+	key := tableName{account: account, lower: strings.ToLower(name)}
+	t, generation, ok := s.tables.lookup(key)
+	if ok {
+		return t, nil
+	}
+	t, err := s.loadTable(ctx, account, name)
+	if err == nil {
+		s.tables.fill(key, t, generation)
+	}
+	return t, err
+}
+
+// forgetTable tells the table cache, if any, that the table's record changed.
+func (s *Service) forgetTable(account, name string) {
+	if s.tables != nil {
+		s.tables.forget(tableName{account: account, lower: strings.ToLower(name)})
+	}
+}
+
+// loadTable reads the table's record from the store.
+func (s *Service) loadTable(ctx context.Context, account, name string) (Table, error) {
 	rec, err := s.store.Get(ctx, tableKey(account, name))
 	if errors.Is(err, store.ErrNotFound) {
 		return Table{}, azerr.New(azerr.TableNotFound)
@@ -141,6 +167,7 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 		Key: tableKey(account, name), Delete: true,
 		Expect: store.Expect{Kind: store.ExpectVersion, Version: t.version},
 	}})
+	s.forgetTable(account, name)
 	var cf *store.ConditionFailedError
 	if errors.As(err, &cf) {
 		// Deleted (or deleted and re-created) concurrently: this request lost the race.
@@ -170,6 +197,7 @@ func (s *Service) SetTablePolicies(ctx context.Context, account, name string, po
 			Key: tableKey(account, name), Value: value, Version: int64(s.nextTimestamp(edm.Ticks(t.version))),
 			Expect: store.Expect{Kind: store.ExpectVersion, Version: t.version},
 		}})
+		s.forgetTable(account, name)
 		var cf *store.ConditionFailedError
 		if !errors.As(err, &cf) {
 			return err

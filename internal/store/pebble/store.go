@@ -46,7 +46,10 @@ type Store struct {
 	guard store.CloseGuard
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Exclusive = (*Store)(nil)
+
+// ExclusiveToProcess implements store.Exclusive: Pebble locks the directory it opens.
+func (s *Store) ExclusiveToProcess() {}
 
 // numStripes bounds how many commits to distinct partitions can hold their locks at once;
 // two partitions sharing a stripe only queue for each other's (short) critical section.

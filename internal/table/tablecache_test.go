@@ -1,0 +1,174 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/store"
+)
+
+// sharedStoreService is a Service over the same kind of store as newTestService, but seen as
+// a shared one (the store.Exclusive marker hidden), so that it caches nothing.
+func sharedStoreService(t testing.TB) *Service {
+	type storeOnly struct{ store.Store }
+	return New(storeOnly{newTestService(t).store})
+}
+
+func isTableNotFound(err error) bool {
+	var e *azerr.Error
+	return errors.As(err, &e) && e.Code == azerr.TableNotFound
+}
+
+// Every change a Service makes to a table is what its next lookup sees, cache or not.
+func TestTableLookupsSeeEveryChange(t *testing.T) {
+	for name, s := range map[string]*Service{"exclusive store": newTestService(t), "shared store": sharedStoreService(t)} {
+		t.Run(name, func(t *testing.T) {
+			if cached := s.tables != nil; cached != (name == "exclusive store") {
+				t.Fatalf("table cache in use: %v", cached)
+			}
+			ctx := context.Background()
+			if _, err := s.Table(ctx, "acct", "Orders"); !isTableNotFound(err) {
+				t.Fatalf("before creation: %v, want TableNotFound", err)
+			}
+			first, err := s.CreateTable(ctx, "acct", "Orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Table(ctx, "acct", "oRDERS")
+			if err != nil || got.Space != first.Space || got.Name != "Orders" {
+				t.Fatalf("after creation: %+v, %v", got, err)
+			}
+			policies := []AccessPolicy{{ID: "readers", Permission: "r"}}
+			if err := s.SetTablePolicies(ctx, "acct", "orders", policies); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Table(ctx, "acct", "Orders"); len(got.Policies) != 1 || got.Policies[0].ID != "readers" {
+				t.Fatalf("after Set Table ACL: policies %+v", got.Policies)
+			}
+			if err := s.DeleteTable(ctx, "acct", "ORDERS"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Table(ctx, "acct", "Orders"); !isTableNotFound(err) {
+				t.Fatalf("after deletion: %v, want TableNotFound", err)
+			}
+			second, err := s.CreateTable(ctx, "acct", "orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err = s.Table(ctx, "acct", "Orders")
+			if err != nil || got.Space != second.Space || got.Space == first.Space || len(got.Policies) != 0 {
+				t.Fatalf("after re-creation: %+v, %v (first space %s)", got, err, first.Space)
+			}
+		})
+	}
+}
+
+// Lookups racing with deletions and re-creations never leave a deleted table in the cache:
+// once the churn stops, every lookup answers what the store holds.
+func TestTableCacheSettlesOnTheStoredTable(t *testing.T) {
+	s := newTestService(t)
+	ctx := context.Background()
+	const tables = 4
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for r := 0; r < 4; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, _ = s.Table(ctx, "acct", fmt.Sprintf("churn%d", i%tables))
+			}
+		}()
+	}
+	for round := 0; round < 200; round++ {
+		name := fmt.Sprintf("churn%d", round%tables)
+		if round%3 == 2 {
+			_ = s.DeleteTable(ctx, "acct", name)
+		} else {
+			_, _ = s.CreateTable(ctx, "acct", name)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	for i := 0; i < tables; i++ {
+		name := fmt.Sprintf("churn%d", i)
+		cached, cerr := s.Table(ctx, "acct", name)
+		stored, serr := s.loadTable(ctx, "acct", name)
+		if isTableNotFound(cerr) != isTableNotFound(serr) || cached.Space != stored.Space {
+			t.Errorf("%s: lookup says %q (%v), store holds %q (%v)", name, cached.Space, cerr, stored.Space, serr)
+		}
+	}
+}
+
+// A write through a table looked up from the cache lands where a fresh lookup reads it.
+func TestWriteThroughCachedTableIsReadBack(t *testing.T) {
+	s := newTestService(t)
+	ctx := context.Background()
+	if _, err := s.CreateTable(ctx, "acct", "items"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteTable(ctx, "acct", "items"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateTable(ctx, "acct", "items"); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := s.Table(ctx, "acct", "items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := edm.Entity{PartitionKey: "p", RowKey: "r"}
+	if _, err := s.Write(ctx, tbl, Write{Kind: Insert, Entity: e}); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := s.loadTable(ctx, "acct", "items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Entity(ctx, fresh, "p", "r"); err != nil {
+		t.Fatalf("entity written through the cached table: %v", err)
+	}
+}
+
+// A lookup that read the store before a change and fills the cache after it must not leave
+// what it read in the cache.
+func TestTableCacheDropsFillsOlderThanAChange(t *testing.T) {
+	c := newTableCache()
+	name := tableName{account: "acct", lower: "orders"}
+	_, generation, ok := c.lookup(name)
+	if ok {
+		t.Fatal("empty cache hit")
+	}
+	c.forget(name) // the table changed after the lookup read it
+	c.fill(name, Table{Name: "orders", Space: "old"}, generation)
+	if got, _, ok := c.lookup(name); ok {
+		t.Fatalf("stale fill kept: %+v", got)
+	}
+	_, generation, _ = c.lookup(name)
+	c.fill(name, Table{Name: "orders", Space: "new"}, generation)
+	if got, _, ok := c.lookup(name); !ok || got.Space != "new" {
+		t.Fatalf("current fill: %+v, %v", got, ok)
+	}
+}
+
+func TestTableCacheIsBounded(t *testing.T) {
+	c := newTableCache()
+	for i := 0; i < 2*maxCachedTables; i++ {
+		name := tableName{account: "acct", lower: fmt.Sprint("t", i)}
+		_, generation, _ := c.lookup(name)
+		c.fill(name, Table{}, generation)
+	}
+	if n := len(c.byName); n > maxCachedTables {
+		t.Fatalf("%d tables cached, bound %d", n, maxCachedTables)
+	}
+}
