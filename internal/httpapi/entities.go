@@ -161,7 +161,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 		rq.writeEmpty(http.StatusNoContent)
 		return nil
 	}
-	h.Set("ETag", edm.ETag(stored.Timestamp))
+	h["Etag"] = []string{edm.ETag(stored.Timestamp)}
 	if w.Kind != table.Insert {
 		rq.writeEmpty(http.StatusNoContent)
 		return nil
@@ -171,7 +171,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	}
 	opts := entityOptions(rq, t, level)
 	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
-	rq.writeJSON(http.StatusCreated, level, edm.AppendJSON(nil, &stored, &opts))
+	rq.writeBuiltJSON(http.StatusCreated, level, func(b []byte) []byte { return edm.AppendJSON(b, &stored, &opts) })
 	return nil
 }
 
@@ -220,8 +220,8 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	opts := entityOptions(rq, t, level)
 	opts.Select = sel
 	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
-	rq.w.Header().Set("ETag", edm.ETag(e.Timestamp))
-	rq.writeJSON(http.StatusOK, level, edm.AppendJSON(nil, &e, &opts))
+	rq.w.Header()["Etag"] = []string{edm.ETag(e.Timestamp)}
+	rq.writeBuiltJSON(http.StatusOK, level, func(b []byte) []byte { return edm.AppendJSON(b, &e, &opts) })
 	return nil
 }
 
@@ -276,16 +276,17 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	}
 	opts := entityOptions(rq, t, level)
 	opts.Select = sel
-	b := appendObjectStart(make([]byte, 0, 256*len(page.Entities)+128), metadataURL(rq, level, t.Name))
-	b = append(b, `"value":[`...)
-	for i := range page.Entities {
-		if i > 0 {
-			b = append(b, ',')
+	rq.writeBuiltJSON(http.StatusOK, level, func(b []byte) []byte {
+		b = appendObjectStart(b, metadataURL(rq, level, t.Name))
+		b = append(b, `"value":[`...)
+		for i := range page.Entities {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = edm.AppendJSON(b, &page.Entities[i], &opts)
 		}
-		b = edm.AppendJSON(b, &page.Entities[i], &opts)
-	}
-	b = append(b, "]}"...)
-	rq.writeJSON(http.StatusOK, level, b)
+		return append(b, "]}"...)
+	})
 	return nil
 }
 

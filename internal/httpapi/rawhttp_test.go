@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -171,8 +172,13 @@ func TestCommonResponseHeaders(t *testing.T) {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	if resp.Header.Get("x-ms-request-id") == "" || resp.Header.Get("Date") == "" {
-		t.Errorf("missing x-ms-request-id or Date: %v", resp.Header)
+	if resp.Header.Get("Date") == "" {
+		t.Errorf("missing Date: %v", resp.Header)
+	}
+	// Azure's request ids are GUIDs; some tools parse them as such.
+	guid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	if id := resp.Header.Get("x-ms-request-id"); !guid.MatchString(id) {
+		t.Errorf("x-ms-request-id %q is not a GUID", id)
 	}
 	// Errors carry the same headers.
 	resp = s.do("GET", "/nosuchtable()", map[string]string{"x-ms-client-request-id": "err-id"}, "")

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -158,22 +159,53 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// Header values every response of a kind carries, shared rather than allocated per response
+// (net/http copies a header's values before writing them and never modifies them).
+var (
+	noCacheValue         = []string{"no-cache"}
+	noSniffValue         = []string{"nosniff"}
+	zeroLengthValue      = []string{"0"}
+	jsonContentTypeValue = map[edm.Metadata][]string{
+		edm.NoMetadata:      {jsonContentType[edm.NoMetadata]},
+		edm.MinimalMetadata: {jsonContentType[edm.MinimalMetadata]},
+		edm.FullMetadata:    {jsonContentType[edm.FullMetadata]},
+	}
+)
+
 // writeJSON sends a 200/201 OData JSON body at the given metadata level.
 func (rq *request) writeJSON(status int, level edm.Metadata, body []byte) {
 	h := rq.w.Header()
-	h.Set("Content-Type", jsonContentType[level])
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = jsonContentTypeValue[level]
+	h["Cache-Control"] = noCacheValue
+	h["X-Content-Type-Options"] = noSniffValue
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	rq.w.WriteHeader(status)
 	_, _ = rq.w.Write(body)
+}
+
+// bodyBuffers recycles response bodies: a point read's kilobyte of JSON, or a query page's
+// megabyte, would otherwise be allocated and collected per request.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody keeps the pool from holding on to a rare outsized page.
+const maxPooledBody = 4 << 20
+
+// writeBuiltJSON is writeJSON of the body build appends to a recycled buffer.
+func (rq *request) writeBuiltJSON(status int, level edm.Metadata, build func([]byte) []byte) {
+	buf := bodyBuffers.Get().(*[]byte)
+	body := build((*buf)[:0])
+	rq.writeJSON(status, level, body) // net/http has copied or sent body when Write returns
+	if cap(body) <= maxPooledBody {
+		*buf = body[:0]
+		bodyBuffers.Put(buf)
+	}
 }
 
 // writeEmpty sends a bodiless response.
 func (rq *request) writeEmpty(status int) {
 	h := rq.w.Header()
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", "0")
+	h["Cache-Control"] = noCacheValue
+	h["X-Content-Type-Options"] = noSniffValue
+	h["Content-Length"] = zeroLengthValue
 	rq.w.WriteHeader(status)
 }

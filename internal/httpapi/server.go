@@ -6,7 +6,7 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
+	"encoding/hex"
 	"io"
 	"log/slog"
 	"net"
@@ -75,7 +75,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h["x-ms-version"] = []string{defaultVersion}
 	}
 	h["Date"] = []string{time.Now().UTC().Format(http.TimeFormat)}
-	h["Server"] = []string{"Tabula"}
+	h["Server"] = serverValue
 	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 1024 && isVisibleASCII(id) {
 		h["x-ms-client-request-id"] = []string{id}
 	}
@@ -84,6 +84,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.fail(err)
 	}
 }
+
+var serverValue = []string{"Tabula"}
 
 func isVisibleASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -94,10 +96,21 @@ func isVisibleASCII(s string) bool {
 	return true
 }
 
+// newRequestID returns a random id in GUID form, as Azure's request ids are.
 func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	var id [36]byte
+	hex.Encode(id[0:8], b[0:4])
+	id[8] = '-'
+	hex.Encode(id[9:13], b[4:6])
+	id[13] = '-'
+	hex.Encode(id[14:18], b[6:8])
+	id[18] = '-'
+	hex.Encode(id[19:23], b[8:10])
+	id[23] = '-'
+	hex.Encode(id[24:36], b[10:16])
+	return string(id[:])
 }
 
 func (s *Server) serve(rq *request) error {
@@ -117,7 +130,7 @@ func (s *Server) serve(rq *request) error {
 	grant, err := s.auth.Authenticate(rq.ctx, &auth.Request{
 		Method:  r.Method,
 		RawPath: r.URL.EscapedPath(),
-		Query:   r.URL.Query(),
+		Query:   rq.query,
 		Header:  r.Header,
 		Account: rq.account,
 		// Tabula serves plain HTTP; TLS, where used, is terminated in front of it. Judging
