@@ -5,7 +5,9 @@ import "sync"
 // CloseGuard gives a backend the contract's Close behaviour: Close waits for the calls in
 // flight, and every call made once Close has begun returns ErrClosed. The zero value is open.
 type CloseGuard struct {
-	mu       sync.Mutex // guards closed, and orders every inflight.Add before Close's Wait
+	// mu guards closed and orders every inflight.Add before Close's Wait. Calls enter under
+	// the read lock, so that concurrent calls do not queue for each other.
+	mu       sync.RWMutex
 	closed   bool
 	inflight sync.WaitGroup
 }
@@ -13,8 +15,8 @@ type CloseGuard struct {
 // Enter admits a call, or returns ErrClosed once Close has begun. An admitted call must end
 // with Exit.
 func (g *CloseGuard) Enter() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.mu.RLock()
+	defer g.mu.RUnlock()
 	if g.closed {
 		return ErrClosed
 	}

@@ -82,23 +82,30 @@ func testExpectDecidesWhetherCommitApplies(t *testing.T, s store.Store) {
 		{"Version0OnAbsent", store.Expect{Kind: store.ExpectVersion, Version: 0}, false, false},
 	}
 	for n, tc := range tests {
-		for _, del := range []bool{false, true} {
-			name := tc.name + "Write"
-			if del {
-				name = tc.name + "Delete"
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, variant := range []struct {
+			name              string
+			del               bool
+			bystanderExpected bool
+		}{{"Write", false, false}, {"Delete", true, false}, {"WriteBesideAnotherCondition", false, true}} {
+			del := variant.del
+			t.Run(tc.name+variant.name, func(t *testing.T) {
 				// Each case has its own partition; a bystander write precedes the conditional
-				// mutation in the same commit and must share its fate.
-				partition := fmt.Sprintf("case%02d-%v", n, del)
+				// mutation in the same commit and must share its fate. In one variant the
+				// bystander has a condition of its own (which holds), as in a batch where a
+				// store may check conditions together.
+				partition := fmt.Sprintf("case%02d-%s", n, variant.name)
 				target := store.Key{Space: "t", Partition: partition, Row: "target"}
 				bystander := store.Key{Space: "t", Partition: partition, Row: "bystander"}
 				old := store.Record{Key: target, Version: existing, Value: []byte("old")}
 				if tc.present {
 					put(t, s, target, old.Version, string(old.Value))
 				}
+				var bystanderExpect store.Expect
+				if variant.bystanderExpected {
+					bystanderExpect.Kind = store.ExpectAbsent
+				}
 				err := s.Commit(t.Context(), []store.Mutation{
-					{Key: bystander, Version: 1, Value: []byte("bystander")},
+					{Key: bystander, Expect: bystanderExpect, Version: 1, Value: []byte("bystander")},
 					{Key: target, Expect: tc.expect, Delete: del, Version: 9, Value: []byte("new")},
 				})
 
@@ -139,6 +146,37 @@ func testExpectDecidesWhetherCommitApplies(t *testing.T, s store.Store) {
 			})
 		}
 	}
+}
+
+// When several conditions fail, the error names the lowest failing mutation, whatever the
+// order of their keys.
+func testLowestFailingConditionIsReported(t *testing.T, s store.Store) {
+	key := func(row string) store.Key { return store.Key{Space: "low", Partition: "p", Row: row} }
+	for _, row := range []string{"a", "b", "c", "d", "e"} {
+		put(t, s, key(row), 1, row+"1")
+	}
+	// Mutations in descending key order; those of "d" (index 1) and "b" (index 3) fail.
+	ms := []store.Mutation{
+		{Key: key("e"), Expect: store.Expect{Kind: store.ExpectVersion, Version: 1}, Version: 2, Value: []byte("e2")},
+		{Key: key("d"), Expect: store.Expect{Kind: store.ExpectVersion, Version: 5}, Version: 2, Value: []byte("d2")},
+		{Key: key("c"), Expect: store.Expect{Kind: store.ExpectPresent}, Version: 2, Value: []byte("c2")},
+		{Key: key("b"), Expect: store.Expect{Kind: store.ExpectAbsent}, Version: 2, Value: []byte("b2")},
+		{Key: key("a"), Expect: store.Expect{Kind: store.ExpectVersion, Version: 1}, Delete: true},
+		{Key: key("aa"), Expect: store.Expect{Kind: store.ExpectAbsent}, Version: 2, Value: []byte("aa2")},
+	}
+	err := s.Commit(t.Context(), ms)
+	var cf *store.ConditionFailedError
+	if !errors.As(err, &cf) || cf.Index != 1 {
+		t.Fatalf("Commit returned %v, want ConditionFailedError with Index 1", err)
+	}
+	if want := (store.Record{Key: key("d"), Version: 1, Value: []byte("d1")}); cf.Found == nil || !sameRecord(*cf.Found, want) {
+		t.Errorf("ConditionFailedError.Found = %+v, want %+v", cf.Found, want)
+	}
+	var want []store.Record
+	for _, row := range []string{"a", "b", "c", "d", "e"} {
+		want = append(want, store.Record{Key: key(row), Version: 1, Value: []byte(row + "1")})
+	}
+	requireRecords(t, "after the failed commit", scanAll(t, s, store.SpaceRange("low")), want)
 }
 
 func testFailedConditionAppliesNoMutation(t *testing.T, s store.Store) {

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"VersionAndValueRoundTrip", testVersionAndValueRoundTrip},
 		{"ExpectDecidesWhetherCommitApplies", testExpectDecidesWhetherCommitApplies},
 		{"FailedConditionAppliesNoMutation", testFailedConditionAppliesNoMutation},
+		{"LowestFailingConditionIsReported", testLowestFailingConditionIsReported},
 		{"DeleteRemovesRecord", testDeleteRemovesRecord},
 		{"EmptyCommitSucceeds", testEmptyCommitSucceeds},
 		{"ReadersNeverSeePartOfACommit", testReadersNeverSeePartOfACommit},
