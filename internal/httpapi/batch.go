@@ -67,22 +67,22 @@ func (s *Server) batch(rq *request) error {
 	}
 	responses := make([]batchwire.Response, len(writes))
 	for i, w := range writes {
-		h := http.Header{}
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("DataServiceVersion", "3.0;")
+		h := make(http.Header, 8)
+		h["X-Content-Type-Options"] = noSniffValue
+		h["Cache-Control"] = noCacheValue
+		h["Dataserviceversion"] = dataServiceVersionValue
 		resp := batchwire.Response{Status: http.StatusNoContent, Header: h, ContentID: req.Changeset[i].ContentID}
 		if w.Kind != table.Delete {
-			h.Set("ETag", edm.ETag(stored[i].Timestamp))
+			h["Etag"] = []string{edm.ETag(stored[i].Timestamp)}
 		}
 		if w.Kind == table.Insert {
-			location := rq.baseURL + "/" + entityPath(t.Name, stored[i].PartitionKey, stored[i].RowKey)
-			h.Set("Location", location)
+			location := []string{rq.baseURL + "/" + entityPath(t.Name, stored[i].PartitionKey, stored[i].RowKey)}
+			h["Location"] = location
 			if prefer[i] != "" {
-				h.Set("Preference-Applied", prefer[i])
+				h["Preference-Applied"] = []string{prefer[i]}
 			}
 			if prefer[i] == "return-no-content" {
-				h.Set("DataServiceId", location)
+				h["Dataserviceid"] = location
 			} else {
 				level, err := negotiateHeader(req.Changeset[i].Header.Get("Accept"))
 				if err != nil {

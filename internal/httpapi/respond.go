@@ -162,10 +162,11 @@ func appendJSONString(b []byte, s string) []byte {
 // Header values every response of a kind carries, shared rather than allocated per response
 // (net/http copies a header's values before writing them and never modifies them).
 var (
-	noCacheValue         = []string{"no-cache"}
-	noSniffValue         = []string{"nosniff"}
-	zeroLengthValue      = []string{"0"}
-	jsonContentTypeValue = map[edm.Metadata][]string{
+	noCacheValue            = []string{"no-cache"}
+	noSniffValue            = []string{"nosniff"}
+	zeroLengthValue         = []string{"0"}
+	dataServiceVersionValue = []string{"3.0;"}
+	jsonContentTypeValue    = map[edm.Metadata][]string{
 		edm.NoMetadata:      {jsonContentType[edm.NoMetadata]},
 		edm.MinimalMetadata: {jsonContentType[edm.MinimalMetadata]},
 		edm.FullMetadata:    {jsonContentType[edm.FullMetadata]},
