@@ -36,6 +36,7 @@ type Part struct {
 	Header http.Header
 	// Body is the sub-request body with surrounding whitespace removed; empty for DELETE and
 	// for most GETs. Content-Length is not trusted (JS writes an extra CRLF before the body).
+	// Body is not a copy: it aliases the body given to Decode.
 	Body []byte
 	// ContentID is the Content-ID of the MIME part or, failing that, of the sub-request (the
 	// legacy Node.js library puts it among the request headers). Empty if neither has one.

@@ -1,15 +1,12 @@
 package batchwire
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"strings"
 
@@ -21,11 +18,12 @@ import (
 //
 // The body holds either one change set (a nested multipart/mixed part whose parts are
 // application/http write requests) or one query (a single application/http GET part).
-// Accepted variations, all seen from real clients: CRLF or bare-LF line ends, MIME headers in
-// any order and case, Content-ID on the MIME part or on the request, preamble and epilogue
-// text, blank lines around the embedded request, absolute, origin-form or relative request
-// targets, and a batch whose closing boundary is missing or not final once its change set has
-// been closed (an early Rust SDK ended the body with "--batch_…" without the final "--").
+// Accepted variations, all seen from real clients: CRLF or bare-LF line ends (even mixed),
+// MIME headers in any order and case, Content-ID on the MIME part or on the request, preamble
+// and epilogue text, blank lines around the embedded request, absolute, origin-form or
+// relative request targets, and a batch whose closing boundary is missing or not final once
+// its change set has been closed (an early Rust SDK ended the body with "--batch_…" without
+// the final "--").
 // Content-Transfer-Encoding is not interpreted: every part is taken as binary.
 //
 // maxOperations bounds the change set; zero or less means MaxOperations. A larger change set
@@ -39,6 +37,8 @@ import (
 // malformed (missing boundary, unterminated or empty change set, several change sets, a
 // nested change set, a GET inside a change set, a write outside one, a part without a valid
 // request line or headers).
+//
+// The bodies of the returned parts alias body, which must not change while they are in use.
 func Decode(contentType string, body []byte, maxOperations int) (*Request, error) {
 	if len(body) > MaxBodySize {
 		return nil, azerr.New(azerr.RequestBodyTooLarge)
@@ -51,12 +51,13 @@ func Decode(contentType string, body []byte, maxOperations int) (*Request, error
 		return nil, invalid("The Content-Type of a batch request must be multipart/mixed with a boundary parameter: %v.", err)
 	}
 
-	batch := multipart.NewReader(bytes.NewReader(body), boundary)
-	first, err := batch.NextRawPart()
-	if err != nil {
+	batch := newMultipartReader(body, boundary)
+	first, err := batch.next()
+	if err != nil && err != errUnterminated {
 		return nil, invalid("The batch body holds no part delimited by --%s.", boundary)
 	}
-	req, complete, err := decodeBatchPart(first, boundary, maxOperations, len(body))
+	complete := err == nil
+	req, err := decodeBatchPart(first, complete, boundary, maxOperations)
 	if err != nil {
 		return nil, err
 	}
@@ -69,104 +70,103 @@ func Decode(contentType string, body []byte, maxOperations int) (*Request, error
 }
 
 // decodeBatchPart decodes the one meaningful part of the batch. complete reports whether the
-// part was properly followed by a batch delimiter, so that more parts may follow it.
-func decodeBatchPart(p *multipart.Part, batchBoundary string, maxOperations int, sizeHint int) (req *Request, complete bool, err error) {
-	buf := bytes.NewBuffer(make([]byte, 0, sizeHint+bytes.MinRead))
-	_, readErr := buf.ReadFrom(p)
-	content := buf.Bytes()
-	complete = readErr == nil
-	if readErr != nil && readErr != io.ErrUnexpectedEOF {
-		return nil, false, invalid("The batch body is malformed: %v.", readErr)
-	}
-
-	mediaType, params, err := partMediaType(p.Header)
+// part was followed by a batch delimiter line.
+func decodeBatchPart(part []byte, complete bool, batchBoundary string, maxOperations int) (*Request, error) {
+	block, content := cutHeaderBlock(part)
+	header, err := readPartHeader(string(block))
 	if err != nil {
-		return nil, false, invalid("The Content-Type of the batch part is malformed: %v.", err)
+		return nil, invalid("The batch body holds no part delimited by --%s.", batchBoundary)
+	}
+	mediaType, params, err := partMediaType(header.contentType)
+	if err != nil {
+		return nil, invalid("The Content-Type of the batch part is malformed: %v.", err)
 	}
 	switch mediaType {
 	case "multipart/mixed":
 		cs := params["boundary"]
 		if cs == "" {
-			return nil, false, invalid("The change set Content-Type has no boundary parameter.")
+			return nil, invalid("The change set Content-Type has no boundary parameter.")
 		}
 		if cs == batchBoundary {
-			return nil, false, invalid("The change set boundary must differ from the batch boundary.")
+			return nil, invalid("The change set boundary must differ from the batch boundary.")
 		}
 		// A missing batch close delimiter is tolerated here only: the change set's own close
 		// delimiter proves that nothing was cut off.
 		ops, err := decodeChangeset(content, cs, maxOperations)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		return &Request{Changeset: ops, ChangesetBoundary: cs}, complete, nil
+		return &Request{Changeset: ops, ChangesetBoundary: cs}, nil
 	case "application/http":
 		if !complete {
-			return nil, false, invalid("The batch body is not terminated by its closing boundary --%s--.", batchBoundary)
+			return nil, invalid("The batch body is not terminated by its closing boundary --%s--.", batchBoundary)
 		}
-		op, err := decodeOperation(p.Header, content, bufio.NewReader(nil))
+		op, err := decodeOperation(cutOperation(part), header.contentID)
 		if err != nil {
-			return nil, false, invalid("The query in the batch is malformed: %v.", err)
+			return nil, invalid("The query in the batch is malformed: %v.", err)
 		}
 		if op.Method != http.MethodGet {
-			return nil, false, invalid("An operation outside a change set must be a query (GET), not %s.", op.Method)
+			return nil, invalid("An operation outside a change set must be a query (GET), not %s.", op.Method)
 		}
-		return &Request{Query: &op}, true, nil
+		return &Request{Query: &op}, nil
 	default:
-		return nil, false, invalid("A batch part must be a change set (multipart/mixed) or a query (application/http), not %s.", mediaType)
+		return nil, invalid("A batch part must be a change set (multipart/mixed) or a query (application/http), not %s.", mediaType)
 	}
 }
 
 // checkNothingFollows rejects a second change set or query after the first one. A part that is
-// empty (a stray "--batch_…" line before the end of the body) is not an operation and is
+// blank (a stray "--batch_…" line before the end of the body) is not an operation and is
 // ignored.
-func checkNothingFollows(batch *multipart.Reader) error {
-	p, err := batch.NextRawPart()
-	if err == io.EOF {
-		return nil
+func checkNothingFollows(batch *multipartReader) error {
+	for {
+		part, err := batch.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil && err != errUnterminated {
+			return invalid("The batch body is malformed after its change set: %v.", err)
+		}
+		if len(bytes.Trim(part, whitespace)) == 0 {
+			continue
+		}
+		block, _ := cutHeaderBlock(part)
+		header, err := readPartHeader(string(block))
+		if err != nil {
+			return invalid("The batch body is malformed after its change set: %v.", err)
+		}
+		if mt, _, _ := partMediaType(header.contentType); mt == "multipart/mixed" {
+			return invalid("A batch request may contain only one change set.")
+		}
+		return invalid("A batch request holds either one change set or one query, not several parts.")
 	}
-	if err != nil {
-		return invalid("The batch body is malformed after its change set: %v.", err)
-	}
-	content, _ := io.ReadAll(p)
-	if len(p.Header) == 0 && len(bytes.Trim(content, whitespace)) == 0 {
-		return nil
-	}
-	if mt, _, _ := partMediaType(p.Header); mt == "multipart/mixed" {
-		return invalid("A batch request may contain only one change set.")
-	}
-	return invalid("A batch request holds either one change set or one query, not several parts.")
 }
 
 // decodeChangeset reads the operations of a change set whose MIME body is content.
 func decodeChangeset(content []byte, boundary string, maxOperations int) ([]Part, error) {
-	cs := multipart.NewReader(bytes.NewReader(content), boundary)
+	cs := newMultipartReader(content, boundary)
 	var ops []Part
-	br := bufio.NewReader(nil) // shared by every operation's header block
 	for i := 0; ; i++ {
-		p, err := cs.NextRawPart()
-		if err == io.EOF {
-			// Go's reader also answers a bare io.EOF when the body ends inside the MIME headers
-			// of a part; only the close delimiter proves the change set complete.
-			if !hasCloseDelimiter(content, boundary) {
-				return nil, invalid("The change set is not terminated by its closing boundary --%s--.", boundary)
-			}
+		part, err := cs.next()
+		if err == io.EOF && cs.closed {
 			break
 		}
+		// A cut-off body is reported as such, whatever the cut-off part holds.
+		if err == io.EOF || err == errUnterminated {
+			return nil, invalid("The change set is not terminated by its closing boundary --%s--.", boundary)
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, invalid("The change set is not terminated by its closing boundary --%s--.", boundary)
-			}
+			return nil, invalid("The change set is malformed before operation %d: %v.", i, err)
+		}
+		raw := cutOperation(part)
+		header, err := readPartHeader(raw.mimeHeader)
+		if err != nil {
 			return nil, invalid("Operation %d of the change set has malformed MIME headers: %v.", i, err)
 		}
 		if i == maxOperations {
 			return nil, &ChangesetError{Index: 0, Err: azerr.Newf(azerr.InvalidInput,
 				"The batch request operation exceeds the maximum %d changes per change set.", maxOperations)}
 		}
-		opContent, err := io.ReadAll(p)
-		if err != nil {
-			return nil, invalid("The change set is not terminated by its closing boundary --%s--.", boundary)
-		}
-		switch mt, _, err := partMediaType(p.Header); {
+		switch mt, _, err := partMediaType(header.contentType); {
 		case err != nil:
 			return nil, invalid("Operation %d of the change set has a malformed Content-Type: %v.", i, err)
 		case strings.HasPrefix(mt, "multipart/"):
@@ -174,7 +174,7 @@ func decodeChangeset(content []byte, boundary string, maxOperations int) ([]Part
 		case mt != "application/http":
 			return nil, invalid("Operation %d of the change set must be application/http, not %s.", i, mt)
 		}
-		op, err := decodeOperation(p.Header, opContent, br)
+		op, err := decodeOperation(raw, header.contentID)
 		if err != nil {
 			return nil, invalid("Operation %d of the change set is malformed: %v.", i, err)
 		}
@@ -189,35 +189,62 @@ func decodeChangeset(content []byte, boundary string, maxOperations int) ([]Part
 	return ops, nil
 }
 
-// hasCloseDelimiter reports whether content has a line "--boundary--", optionally followed by
-// spaces or tabs (RFC 2046 transport padding). It only confirms what the MIME reader parsed.
-func hasCloseDelimiter(content []byte, boundary string) bool {
-	closing := []byte("--" + boundary + "--")
-	for len(content) > 0 {
-		var line []byte
-		line, content, _ = bytes.Cut(content, []byte("\n"))
-		rest, ok := bytes.CutPrefix(line, closing)
-		if ok && len(bytes.TrimRight(rest, " \t\r")) == 0 {
-			return true
+// partHeader holds the MIME headers of a part that the decoder reads: the first value of each,
+// empty when absent.
+type partHeader struct {
+	contentType, contentID string
+}
+
+// readPartHeader reads the header block of a MIME part.
+func readPartHeader(block string) (partHeader, error) {
+	var h partHeader
+	var hasType, hasID bool
+	err := readHeader(block, func(name, value string) {
+		switch {
+		case !hasType && strings.EqualFold(name, "Content-Type"):
+			h.contentType, hasType = value, true
+		case !hasID && strings.EqualFold(name, "Content-Id"):
+			h.contentID, hasID = value, true
 		}
-	}
-	return false
+	})
+	return h, err
 }
 
 // whitespace is what may surround an embedded request: SDKs add blank lines before the request
 // line and before or after the body.
 const whitespace = " \t\r\n"
 
-// decodeOperation parses one embedded HTTP request. mimeHeader is the header of the MIME part
-// that carries it; br is a reader to reuse for the header block. Part.Body aliases content. The
-// returned error completes the sentence "the operation is malformed: …".
-func decodeOperation(mimeHeader textproto.MIMEHeader, content []byte, br *bufio.Reader) (Part, error) {
+// rawOperation is an operation's MIME part cut into its pieces, not yet parsed.
+type rawOperation struct {
+	mimeHeader string // the header block of the MIME part
+	request    string // the embedded request's line and header block
+	body       []byte // the rest of the part: the request body, with surrounding whitespace
+}
+
+// cutOperation cuts an operation's MIME part into its pieces. Both header blocks are copied
+// into one string, so that every name and value is a substring of it; the body is not copied.
+func cutOperation(part []byte) rawOperation {
+	mimeHeader, content := cutHeaderBlock(part)
 	content = bytes.TrimLeft(content, whitespace)
-	if len(content) == 0 {
+	_, afterRequestLine := cutLine(content)
+	_, body := cutHeaderBlock(afterRequestLine)
+	head := string(part[:len(part)-len(body)])
+	return rawOperation{
+		mimeHeader: head[:len(mimeHeader)],
+		request:    head[len(part)-len(content):],
+		body:       body,
+	}
+}
+
+// decodeOperation parses one embedded HTTP request; partContentID is the Content-ID of the
+// MIME part that carries it. Part.Body aliases raw.body. The returned error completes the
+// sentence "the operation is malformed: …".
+func decodeOperation(raw rawOperation, partContentID string) (Part, error) {
+	if raw.request == "" {
 		return Part{}, errors.New("it has no request line")
 	}
-	line, rest, _ := bytes.Cut(content, []byte("\n"))
-	method, target, err := parseRequestLine(string(bytes.TrimSuffix(line, []byte("\r"))))
+	requestLine, headerBlock := cutLineString(raw.request)
+	method, target, err := parseRequestLine(requestLine)
 	if err != nil {
 		return Part{}, err
 	}
@@ -225,21 +252,16 @@ func decodeOperation(mimeHeader textproto.MIMEHeader, content []byte, br *bufio.
 	if err != nil {
 		return Part{}, fmt.Errorf("its request target %q is not a valid URL", target)
 	}
-
-	src := bytes.NewReader(rest)
-	br.Reset(src)
-	header, err := textproto.NewReader(br).ReadMIMEHeader()
-	// The header block of a body-less request may end with the part instead of a blank line
-	// (the legacy Node.js library's DELETE).
-	if err != nil && err != io.EOF {
+	header, err := readRequestHeader(headerBlock)
+	if err != nil {
 		return Part{}, fmt.Errorf("its headers are malformed: %v", err)
 	}
-	body := bytes.Trim(rest[len(rest)-src.Len()-br.Buffered():], whitespace)
+	body := bytes.Trim(raw.body, whitespace)
 	if len(body) == 0 {
 		body = nil
 	}
 
-	contentID := mimeHeader.Get("Content-Id")
+	contentID := partContentID
 	if contentID == "" {
 		contentID = header.Get("Content-Id")
 	}
@@ -247,10 +269,28 @@ func decodeOperation(mimeHeader textproto.MIMEHeader, content []byte, br *bufio.
 		Method:    method,
 		URL:       u,
 		RawTarget: target,
-		Header:    http.Header(header),
+		Header:    header,
 		Body:      body,
 		ContentID: contentID,
 	}, nil
+}
+
+// readRequestHeader reads the header block of an embedded request into a header with
+// canonicalised keys.
+func readRequestHeader(block string) (http.Header, error) {
+	n := strings.Count(block, "\n") + 1 // at least the number of fields
+	h := make(http.Header, n)
+	values := make([]string, n) // one array for all values: fields are rarely repeated
+	err := readHeader(block, func(name, value string) {
+		key := http.CanonicalHeaderKey(name)
+		if vv, repeated := h[key]; repeated {
+			h[key] = append(vv, value)
+			return
+		}
+		values[0] = value
+		h[key], values = values[:1:1], values[1:]
+	})
+	return h, err
 }
 
 // parseRequestLine splits "METHOD SP request-target SP HTTP/x.y". The target is everything
@@ -303,31 +343,33 @@ func multipartBoundary(contentType string) (string, error) {
 	return b, nil
 }
 
-// partMediaType returns the media type of a MIME part, application/http when the part has no
-// Content-Type (the embedded request then speaks for itself).
-func partMediaType(h textproto.MIMEHeader) (string, map[string]string, error) {
-	ct := h.Get("Content-Type")
-	if ct == "" {
+// partMediaType returns the media type of a MIME part's Content-Type, application/http when
+// the part has none (the embedded request then speaks for itself).
+func partMediaType(contentType string) (string, map[string]string, error) {
+	// The plain value every SDK writes spares a parse and its parameter map.
+	if contentType == "" || strings.EqualFold(contentType, "application/http") {
 		return "application/http", nil, nil
 	}
-	return mime.ParseMediaType(ct)
+	return mime.ParseMediaType(contentType)
 }
 
 func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
+		if !tokenBytes[s[i]] {
 			return false
 		}
 	}
-	return true
+	return s != ""
 }
+
+// tokenBytes marks the bytes of a token, the tchars of RFC 9110 §5.6.2; a table because header
+// names are checked byte by byte.
+var tokenBytes = func() (set [256]bool) {
+	for _, c := range "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" {
+		set[c] = true
+	}
+	return set
+}()
 
 func invalid(format string, args ...any) *azerr.Error {
 	return azerr.Newf(azerr.InvalidInput, format, args...)
