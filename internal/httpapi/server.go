@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/auth"
@@ -74,7 +75,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h["x-ms-version"] = []string{defaultVersion}
 	}
-	h["Date"] = []string{time.Now().UTC().Format(http.TimeFormat)}
+	h["Date"] = dateValue(time.Now())
 	h["Server"] = serverValue
 	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 1024 && isVisibleASCII(id) {
 		h["x-ms-client-request-id"] = []string{id}
@@ -86,6 +87,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 var serverValue = []string{"Tabula"}
+
+// lastDate is the Date header value of the current second, formatted once per second rather
+// than once per response.
+var lastDate atomic.Pointer[formattedDate]
+
+type formattedDate struct {
+	unix  int64
+	value []string
+}
+
+func dateValue(now time.Time) []string {
+	d := lastDate.Load()
+	if d == nil || d.unix != now.Unix() {
+		d = &formattedDate{unix: now.Unix(), value: []string{now.UTC().Format(http.TimeFormat)}}
+		lastDate.Store(d)
+	}
+	return d.value
+}
 
 func isVisibleASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
