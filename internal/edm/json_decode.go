@@ -390,15 +390,41 @@ func (d *decoder) scanNumber() (text string, isInt bool, err error) {
 
 // scanString reads a JSON string starting at its opening quote. Without escapes the result is
 // a substring of d.s and raw its bytes in d.body; with escapes it is a new string and raw nil.
+func (d *decoder) scanString() (text string, raw []byte, err error) {
+	start := d.pos + 1
+	text, unescaped, err := d.readString()
+	switch {
+	case err != nil:
+		return "", nil, err
+	case unescaped != nil:
+		return string(unescaped), nil, nil
+	}
+	end := d.pos - 1 // the closing quote
+	return text, d.body[start:end:end], nil
+}
+
+// skipString reads a JSON string as scanString does, with the same checks, without keeping its
+// text: skipped members cost no allocation.
+func (d *decoder) skipString() error {
+	_, _, err := d.readString()
+	return err
+}
+
+// readString reads and checks a JSON string starting at its opening quote. Without escapes it
+// returns the content as a substring of d.s and unescaped nil; with escapes it returns the
+// content in unescaped, which is d.buf and valid until the next string is read.
 // Invalid UTF-8, raw control characters and unpaired surrogate escapes are errors: stored
 // strings are valid UTF-8 and Go cannot hold a lone UTF-16 surrogate.
-func (d *decoder) scanString() (text string, raw []byte, err error) {
+func (d *decoder) readString() (text string, unescaped []byte, err error) {
 	s := d.s
 	start := d.pos + 1
 	ascii := true
 	for i := start; i < len(s); i++ {
 		for i+8 <= len(s) && plain8(s[i:i+8]) {
 			i += 8
+		}
+		for i < len(s) && jsonPlain[s[i]] {
+			i++
 		}
 		if i >= len(s) {
 			break
@@ -411,9 +437,10 @@ func (d *decoder) scanString() (text string, raw []byte, err error) {
 				d.pos = start
 				return "", nil, d.invalidUTF8()
 			}
-			return text, d.body[start:i:i], nil
+			return text, nil, nil
 		case c == '\\':
-			return d.scanEscapedString(start, i)
+			unescaped, err := d.unescape(start, i)
+			return "", unescaped, err
 		case c < 0x20:
 			d.pos = i
 			return "", nil, d.syntaxError("control character in a string")
@@ -429,17 +456,22 @@ func (d *decoder) invalidUTF8() *azerr.Error {
 	return azerr.Newf(azerr.InvalidInput, "%s The request body is not valid UTF-8 (at offset %d).", msgBadInput, d.pos)
 }
 
-// scanEscapedString finishes scanString from the first backslash at i.
-func (d *decoder) scanEscapedString(start, i int) (string, []byte, error) {
+// unescape finishes readString from the first backslash at i, unescaping into d.buf. The
+// result is never empty, as every escape stands for at least one byte.
+func (d *decoder) unescape(start, i int) ([]byte, error) {
 	s := d.s
 	b := append(d.buf[:0], s[start:i]...)
 	for i < len(s) {
-		if j := i; j+8 <= len(s) && plain8(s[j:j+8]) {
-			for j += 8; j+8 <= len(s) && plain8(s[j:j+8]); j += 8 {
-			}
-			b = append(b, s[i:j]...)
-			i = j
-			continue
+		j := i
+		for j+8 <= len(s) && plain8(s[j:j+8]) {
+			j += 8
+		}
+		for j < len(s) && jsonPlain[s[j]] {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		if i = j; i >= len(s) {
+			break
 		}
 		c := s[i]
 		switch {
@@ -448,12 +480,12 @@ func (d *decoder) scanEscapedString(start, i int) (string, []byte, error) {
 			d.pos = i + 1
 			if !utf8.Valid(b) {
 				d.pos = start
-				return "", nil, d.invalidUTF8()
+				return nil, d.invalidUTF8()
 			}
-			return string(b), nil, nil
+			return b, nil
 		case c < 0x20:
 			d.pos = i
-			return "", nil, d.syntaxError("control character in a string")
+			return nil, d.syntaxError("control character in a string")
 		case c != '\\':
 			b = append(b, c)
 			i++
@@ -481,7 +513,7 @@ func (d *decoder) scanEscapedString(start, i int) (string, []byte, error) {
 			r, ok := hex4(s, i)
 			if !ok {
 				d.pos = i
-				return "", nil, d.syntaxError(`invalid \u escape`)
+				return nil, d.syntaxError(`invalid \u escape`)
 			}
 			i += 4
 			if utf16.IsSurrogate(r) {
@@ -492,19 +524,19 @@ func (d *decoder) scanEscapedString(start, i int) (string, []byte, error) {
 				r = utf16.DecodeRune(r, r2)
 				if !ok || r == utf8.RuneError {
 					d.pos = i
-					return "", nil, azerr.Newf(azerr.InvalidInput, "%s The request body has an unpaired UTF-16 surrogate escape at offset %d.", msgBadInput, i-6)
+					return nil, azerr.Newf(azerr.InvalidInput, "%s The request body has an unpaired UTF-16 surrogate escape at offset %d.", msgBadInput, i-6)
 				}
 				i += 6
 			}
 			b = utf8.AppendRune(b, r)
 		default:
 			d.pos = i - 1
-			return "", nil, d.syntaxError("invalid escape")
+			return nil, d.syntaxError("invalid escape")
 		}
 	}
 	d.buf = b
 	d.pos = len(s)
-	return "", nil, d.syntaxError("unterminated string")
+	return nil, d.syntaxError("unterminated string")
 }
 
 // hex4 reads four hex digits at s[i:].
@@ -560,7 +592,7 @@ func (d *decoder) skipValue(depth int) error {
 				if d.pos >= len(d.s) || d.s[d.pos] != '"' {
 					return d.syntaxError("expected a member name")
 				}
-				if _, _, err := d.scanString(); err != nil {
+				if err := d.skipString(); err != nil {
 					return err
 				}
 				d.skipSpace()
@@ -587,6 +619,8 @@ func (d *decoder) skipValue(depth int) error {
 				return d.syntaxError("expected ',' or a closing bracket")
 			}
 		}
+	case '"':
+		return d.skipString()
 	default:
 		_, err := d.scanScalar("")
 		return err

@@ -2,7 +2,9 @@ package edm
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -52,7 +54,7 @@ func AppendJSON(dst []byte, e *Entity, opts *EncodeOptions) []byte {
 	}
 	annotate := o.Metadata == MinimalMetadata || o.Metadata == FullMetadata
 	full := o.Metadata == FullMetadata
-	w := jsonObject{dst: append(dst, '{')}
+	w := jsonObject{dst: append(slices.Grow(dst, jsonSizeHint(e, &o)), '{')}
 
 	if annotate && o.MetadataURL != "" {
 		w.stringMember("odata.metadata", o.MetadataURL)
@@ -119,6 +121,25 @@ func AppendJSON(dst []byte, e *Entity, opts *EncodeOptions) []byte {
 		}
 	}
 	return append(w.dst, '}')
+}
+
+// jsonSizeHint is about what AppendJSON writes for e, erring high unless strings need escapes,
+// so that a new buffer is allocated once rather than grown step by step.
+func jsonSizeHint(e *Entity, o *EncodeOptions) int {
+	keys := len(e.PartitionKey) + len(e.RowKey)
+	// The braces, odata.etag, the keys and Timestamp.
+	n := 160 + len(o.MetadataURL) + keys
+	if o.Metadata == FullMetadata {
+		// odata.type, odata.id and odata.editLink (the last two with the keys again) and
+		// Timestamp's annotation.
+		n += 150 + len(o.Account) + len(o.BaseURL) + 3*len(o.Table) + 2*keys
+	}
+	for i := range e.Properties {
+		p := &e.Properties[i]
+		// The name twice, for an annotation, and room for any scalar value.
+		n += 2*len(p.Name) + 64 + len(p.Value.Str) + base64.StdEncoding.EncodedLen(len(p.Value.Bin))
+	}
+	return n
 }
 
 func selected(names []string, name string) bool {
@@ -258,14 +279,7 @@ func appendDouble(dst []byte, f float64) []byte {
 		exp = -exp
 	}
 	if exp > -5 && exp < 15 {
-		start := len(dst)
-		dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
-		for _, c := range dst[start:] {
-			if c == '.' {
-				return dst
-			}
-		}
-		return append(dst, '.', '0')
+		return appendFixed(dst, sci[:e], exp)
 	}
 	dst = append(dst, sci[:e]...)
 	dst = append(dst, 'E', sci[e+1])
@@ -278,18 +292,41 @@ func appendDouble(dst []byte, f float64) []byte {
 	return strconv.AppendInt(dst, int64(exp), 10)
 }
 
+// appendFixed writes mantissa×10^exp, given as strconv's shortest 'e' format writes it
+// ("-1.2345", exp 2), in fixed notation: the digits strconv's 'f' format would write ("-123.45"),
+// with ".0" added to integral values.
+func appendFixed(dst, mantissa []byte, exp int) []byte {
+	if mantissa[0] == '-' {
+		dst = append(dst, '-')
+		mantissa = mantissa[1:]
+	}
+	var buf [24]byte
+	digits := append(buf[:0], mantissa[0])
+	if len(mantissa) > 2 {
+		digits = append(digits, mantissa[2:]...) // after the point
+	}
+	switch {
+	case exp < 0:
+		dst = append(dst, "0.0000"[:1-exp]...) // "0." and -exp-1 zeros
+		return append(dst, digits...)
+	case len(digits) <= exp+1:
+		dst = append(dst, digits...)
+		for range exp + 1 - len(digits) {
+			dst = append(dst, '0')
+		}
+		return append(dst, '.', '0')
+	default:
+		dst = append(dst, digits[:exp+1]...)
+		dst = append(dst, '.')
+		return append(dst, digits[exp+1:]...)
+	}
+}
+
 // appendETagJSON writes ETag(t) as a JSON string without building it first:
 // "W/\"datetime'2021-08-02T18%3A01%3A40.1925388Z'\"".
 func appendETagJSON(dst []byte, t Ticks) []byte {
-	var buf [40]byte
 	dst = append(dst, `"W/\"datetime'`...)
-	for _, c := range t.AppendText(buf[:0], true) {
-		if c == ':' {
-			dst = append(dst, "%3A"...)
-		} else {
-			dst = append(dst, c)
-		}
-	}
+	dst = appendETagTime(dst, t)
 	return append(dst, `'\""`...)
 }
 
@@ -323,8 +360,9 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// jsonPlain marks the ASCII bytes that appear in a JSON string as themselves.
-var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+// jsonPlain marks the bytes that appear in a JSON string as themselves and need no UTF-8 check:
+// printable ASCII other than quote and backslash.
+var jsonPlain = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
@@ -337,50 +375,64 @@ const hexDigits = "0123456789abcdef"
 // the control characters escaped, everything else as UTF-8. Invalid UTF-8 (which only a
 // corrupt record could hold) becomes U+FFFD, so the output is always valid JSON.
 func appendStringContent(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plain8(s[i:i+8]) {
+	start := 0 // s[start:i] is plain and not yet copied
+	i := 0
+	for {
+		for i+8 <= len(s) && plain8(s[i:]) {
 			i += 8
-			continue
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if jsonPlain[c] {
-				i++
-				continue
-			}
+		for i < len(s) && jsonPlain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			return append(dst, s[start:]...)
+		}
+		if c := s[i]; c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
+			dst = appendEscape(dst, c)
 			i++
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
+		// A run of non-ASCII bytes is valid UTF-8 exactly when it is valid on its own, as
+		// ASCII bytes are never part of a multi-byte sequence: check whole runs at once.
+		end := i + 1
+		for end < len(s) && s[end] >= utf8.RuneSelf {
+			end++
+		}
+		if utf8.ValidString(s[i:end]) {
+			i = end
 			continue
 		}
-		i += size
+		for i < end {
+			r, size := utf8.DecodeRuneInString(s[i:end])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+				start = i + 1
+			}
+			i += size
+		}
 	}
-	return append(dst, s[start:]...)
+}
+
+// appendEscape writes the escape sequence for an ASCII byte that jsonPlain rejects.
+func appendEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 }
 
 const (
@@ -388,16 +440,14 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plain8 reports whether the 8 bytes of s are all plain ASCII in the sense of jsonPlain,
-// testing them at once (the "has a byte less than n" and "has a zero byte" bit tricks).
+// plain8 reports whether the first 8 bytes of s are all plain in the sense of jsonPlain,
+// testing them at once (the "has a byte less than n" and "has a zero byte" bit tricks). It is
+// small enough to inline, and the []byte conversion is only read, so it compiles to one load.
 func plain8(s string) bool {
-	_ = s[7]
-	v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	v := binary.LittleEndian.Uint64([]byte(s[:8]))
 	control := (v - ones*0x20) &^ v
-	q := v ^ ones*'"'
-	quote := (q - ones) &^ q
-	b := v ^ ones*'\\'
-	backslash := (b - ones) &^ b
-	return (v|control|quote|backslash)&highs == 0
+	return (v|control|zeroByte(v^ones*'"')|zeroByte(v^ones*'\\'))&highs == 0
 }
+
+// zeroByte has the high bit of some byte set if v has a zero byte.
+func zeroByte(v uint64) uint64 { return (v - ones) &^ v }

@@ -134,7 +134,22 @@ func (t Ticks) String() string { return string(t.AppendText(nil, false)) }
 // Timestamp values and ETags.
 func (t Ticks) AppendText(dst []byte, fixed7 bool) []byte {
 	tm := t.Time()
-	dst = tm.AppendFormat(dst, "2006-01-02T15:04:05")
+	if t >= 0 && t <= MaxDateTime {
+		// Years 1-9999, always four digits: writing them directly costs a fraction of
+		// AppendFormat, and responses format a Timestamp or two per entity.
+		year, month, day := tm.Date()
+		hour, minute, second := tm.Clock()
+		dst = append(dst,
+			byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+			byte('0'+month/10), byte('0'+month%10), '-',
+			byte('0'+day/10), byte('0'+day%10), 'T',
+			byte('0'+hour/10), byte('0'+hour%10), ':',
+			byte('0'+minute/10), byte('0'+minute%10), ':',
+			byte('0'+second/10), byte('0'+second%10))
+	} else {
+		// Only corrupt data holds such ticks; keep the time package's form of their years.
+		dst = tm.AppendFormat(dst, "2006-01-02T15:04:05")
+	}
 	frac := int64(t-unixEpochTicks) % 10_000_000
 	if frac < 0 {
 		frac += 10_000_000
@@ -160,14 +175,22 @@ func (t Ticks) AppendText(dst []byte, fixed7 bool) []byte {
 // ETag is the weak validator the Table service derives from an entity's Timestamp:
 // W/"datetime'2021-09-20T21%3A54%3A20.9694602Z'".
 func ETag(timestamp Ticks) string {
-	b := make([]byte, 0, 48)
-	b = append(b, `W/"datetime'`...)
-	for _, c := range timestamp.AppendText(nil, true) {
+	var buf [64]byte
+	b := append(buf[:0], `W/"datetime'`...)
+	b = appendETagTime(b, timestamp)
+	return string(append(b, `'"`...))
+}
+
+// appendETagTime writes t with a 7-digit fraction and its colons percent-encoded, as ETags
+// carry it.
+func appendETagTime(dst []byte, t Ticks) []byte {
+	var buf [40]byte
+	for _, c := range t.AppendText(buf[:0], true) {
 		if c == ':' {
-			b = append(b, "%3A"...)
+			dst = append(dst, "%3A"...)
 		} else {
-			b = append(b, c)
+			dst = append(dst, c)
 		}
 	}
-	return string(append(b, `'"`...))
+	return dst
 }
