@@ -34,8 +34,14 @@ type Authenticator struct {
 	// negative disables the check (Azurite does not enforce it); the date must still parse.
 	MaxClockSkew time.Duration
 
-	accounts map[string]Account // by lower-case name
+	accounts map[string]hostedAccount // by lower-case name
 	policies PolicyStore
+}
+
+// hostedAccount is an Account with its keys ready for signature checks.
+type hostedAccount struct {
+	Account
+	macs []*keyMAC // macs[i] checks signatures under Keys[i]
 }
 
 // NewAuthenticator returns an Authenticator for accounts, with the real service's 15-minute
@@ -44,10 +50,14 @@ func NewAuthenticator(accounts []Account) *Authenticator {
 	a := &Authenticator{
 		Now:          time.Now,
 		MaxClockSkew: DefaultMaxClockSkew,
-		accounts:     make(map[string]Account, len(accounts)),
+		accounts:     make(map[string]hostedAccount, len(accounts)),
 	}
 	for _, acct := range accounts {
-		a.accounts[strings.ToLower(acct.Name)] = acct
+		h := hostedAccount{Account: acct}
+		for _, key := range acct.Keys {
+			h.macs = append(h.macs, newKeyMAC(key))
+		}
+		a.accounts[strings.ToLower(acct.Name)] = h
 	}
 	return a
 }
@@ -55,6 +65,11 @@ func NewAuthenticator(accounts []Account) *Authenticator {
 // Account returns the hosted account by name. Names match case-insensitively, as DNS labels in
 // host-style URLs do.
 func (a *Authenticator) Account(name string) (Account, bool) {
+	acct, ok := a.hosted(name)
+	return acct.Account, ok
+}
+
+func (a *Authenticator) hosted(name string) (hostedAccount, bool) {
 	acct, ok := a.accounts[strings.ToLower(name)]
 	return acct, ok
 }

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net"
 	"net/netip"
@@ -146,7 +145,7 @@ func (t *sasToken) stringToSign(account string) string {
 
 // authenticateSAS verifies an account SAS or a table SAS (auth.md §5–6).
 func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant, error) {
-	acct, ok := a.Account(r.Account)
+	acct, ok := a.hosted(r.Account)
 	if !ok {
 		return nil, authenticationFailed(fmt.Sprintf("The account %q is not hosted by this server.", r.Account))
 	}
@@ -155,8 +154,9 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 		return nil, err
 	}
 	stringToSign := t.stringToSign(acct.Name)
-	sig, _ := base64.StdEncoding.DecodeString(t.sig) // not base64: cannot match
-	if !signedByAnyKey(acct.Keys, stringToSign, sig) {
+	var sigBuf [64]byte
+	sig := decodeSignature(sigBuf[:0], t.sig) // not base64: cannot match
+	if !signedByAnyKey(acct.macs, stringToSign, sig) {
 		return nil, authenticationFailed("Signature did not match. String to sign used was " + stringToSign)
 	}
 

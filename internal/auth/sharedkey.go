@@ -1,22 +1,25 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
 // SignSharedKey returns the SharedKey (Table service variant) signature:
 // Base64(HMAC-SHA256(key, VERB\nContent-MD5\nContent-Type\nDate\nCanonicalizedResource)).
 func SignSharedKey(key []byte, method, contentMD5, contentType, date, canonicalResource string) string {
-	return base64.StdEncoding.EncodeToString(mac(key, sharedKeyStringToSign(method, contentMD5, contentType, date, canonicalResource)))
+	return base64.StdEncoding.EncodeToString(mac(key, method+"\n"+contentMD5+"\n"+contentType+"\n"+date+"\n"+canonicalResource))
 }
 
 // SignSharedKeyLite returns the SharedKeyLite (Table service variant) signature:
@@ -25,21 +28,52 @@ func SignSharedKeyLite(key []byte, date, canonicalResource string) string {
 	return base64.StdEncoding.EncodeToString(mac(key, date+"\n"+canonicalResource))
 }
 
-func sharedKeyStringToSign(method, contentMD5, contentType, date, canonicalResource string) string {
-	return method + "\n" + contentMD5 + "\n" + contentType + "\n" + date + "\n" + canonicalResource
-}
-
 func mac(key []byte, stringToSign string) []byte {
 	h := hmac.New(sha256.New, key)
 	io.WriteString(h, stringToSign)
 	return h.Sum(nil)
 }
 
-// signedByAnyKey reports whether sig is the HMAC of stringToSign under one of keys, comparing in
-// constant time.
-func signedByAnyKey(keys [][]byte, stringToSign string, sig []byte) bool {
-	for _, key := range keys {
-		if hmac.Equal(mac(key, stringToSign), sig) {
+// keyMAC checks HMAC-SHA256 signatures under one account key. hmac.New allocates and hashes the
+// key into its pads on every call; pooled HMACs keep that state, so a check only hashes the
+// message.
+type keyMAC struct{ pool sync.Pool }
+
+// macScratch is one pooled HMAC with room for a message and its sum.
+type macScratch struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func newKeyMAC(key []byte) *keyMAC {
+	key = bytes.Clone(key)
+	k := &keyMAC{}
+	k.pool.New = func() any { return &macScratch{h: hmac.New(sha256.New, key)} }
+	return k
+}
+
+// signed reports whether sig is the HMAC of stringToSign, comparing in constant time.
+func (k *keyMAC) signed(stringToSign string, sig []byte) bool {
+	s := k.pool.Get().(*macScratch)
+	defer k.pool.Put(s)
+	s.h.Reset()
+	// Copied, as Write takes bytes and converting the string would allocate.
+	s.buf = append(s.buf[:0], stringToSign...)
+	s.h.Write(s.buf)
+	return hmac.Equal(s.h.Sum(s.buf[:0]), sig)
+}
+
+// decodeSignature appends the bytes of a base64 signature to dst, which the caller can keep on
+// its stack. Text that is not base64 yields what decodes before the error, as DecodeString does.
+func decodeSignature(dst []byte, encoded string) []byte {
+	sig, _ := base64.StdEncoding.AppendDecode(dst, []byte(encoded))
+	return sig
+}
+
+// signedByAnyKey reports whether sig is the HMAC of stringToSign under one of the keys.
+func signedByAnyKey(keys []*keyMAC, stringToSign string, sig []byte) bool {
+	for _, k := range keys {
+		if k.signed(stringToSign, sig) {
 			return true
 		}
 	}
@@ -52,7 +86,7 @@ func (a *Authenticator) authenticateSharedKey(r *Request, credentials string, li
 	if !ok || name == "" || encodedSig == "" || strings.ContainsAny(name, " \t") {
 		return nil, malformedAuthorization()
 	}
-	acct, ok := a.Account(name)
+	acct, ok := a.hosted(name)
 	if !ok {
 		return nil, authenticationFailed(fmt.Sprintf("The account %q in the Authorization header is not hosted by this server.", name))
 	}
@@ -63,8 +97,9 @@ func (a *Authenticator) authenticateSharedKey(r *Request, credentials string, li
 	}
 
 	// Both Table schemes sign x-ms-date when present and Date otherwise (Azurite checks Date
-	// first, which breaks clients that send both with different values).
-	date := r.Header.Get("x-ms-date")
+	// first, which breaks clients that send both with different values). Header names are
+	// spelled canonically so that Get need not allocate a canonical copy.
+	date := r.Header.Get("X-Ms-Date")
 	if date == "" {
 		date = r.Header.Get("Date")
 	}
@@ -83,16 +118,20 @@ func (a *Authenticator) authenticateSharedKey(r *Request, credentials string, li
 		}
 	}
 
-	// The canonicalized resource starts with the name as the client wrote it in the header:
-	// that is the string it signed.
-	_, compPresent := r.Query["comp"]
-	comp := r.Query.Get("comp")
+	// The canonicalized resource, the same in both schemes, is "/" + account + path
+	// [+ "?comp=" + value]: of the query only comp counts. It starts with the name as the
+	// client wrote it in the header: that is the string it signed.
+	compSuffix := ""
+	if _, ok := r.Query["comp"]; ok {
+		compSuffix = "?comp=" + r.Query.Get("comp")
+	}
+	// Each string to sign is built in one concatenation: one allocation.
 	stringToSign := func(path string) string {
-		resource := canonicalizedResource(name, path, comp, compPresent)
 		if lite {
-			return date + "\n" + resource
+			return date + "\n/" + name + path + compSuffix
 		}
-		return sharedKeyStringToSign(r.Method, r.Header.Get("Content-MD5"), r.Header.Get("Content-Type"), date, resource)
+		return r.Method + "\n" + r.Header.Get("Content-Md5") + "\n" + r.Header.Get("Content-Type") + "\n" +
+			date + "\n/" + name + path + compSuffix
 	}
 
 	rawPath := r.RawPath
@@ -101,27 +140,18 @@ func (a *Authenticator) authenticateSharedKey(r *Request, credentials string, li
 	}
 	first := stringToSign(rawPath)
 	// A signature that is not base64 cannot match; it still gets the mismatch answer below.
-	sig, _ := base64.StdEncoding.DecodeString(encodedSig)
-	if signedByAnyKey(acct.Keys, first, sig) {
+	var sigBuf [64]byte
+	sig := decodeSignature(sigBuf[:0], encodedSig)
+	if signedByAnyKey(acct.macs, first, sig) {
 		return &Grant{account: acct.Name}, nil
 	}
 	for _, path := range alternativePaths(rawPath, name) {
-		if signedByAnyKey(acct.Keys, stringToSign(path), sig) {
+		if signedByAnyKey(acct.macs, stringToSign(path), sig) {
 			return &Grant{account: acct.Name}, nil
 		}
 	}
 	// Azure's own wording for this detail.
 	return nil, authenticationFailed(fmt.Sprintf("The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", encodedSig, first))
-}
-
-// canonicalizedResource is the Table-service form shared by both schemes:
-// "/" + account + path [+ "?comp=" + value]. Of the query only comp counts.
-func canonicalizedResource(account, path, comp string, compPresent bool) string {
-	resource := "/" + account + path
-	if compPresent {
-		resource += "?comp=" + comp
-	}
-	return resource
 }
 
 // alternativePaths lists the other spellings of rawPath a client may have signed, for when the
