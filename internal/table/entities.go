@@ -137,6 +137,18 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 			}
 		}
 	}
+	if s.tables != nil {
+		name := tableName{account: t.Account, lower: strings.ToLower(t.Name)}
+		lock := s.tables.deletionLock(name)
+		lock.RLock()
+		defer lock.RUnlock()
+		// The table may have been deleted, or deleted and created again, since t was read.
+		current, err := s.Table(ctx, t.Account, t.Name)
+		if err != nil {
+			return nil, err
+		}
+		t = current
+	}
 	keys := make([]store.Key, len(writes))
 	for i, w := range writes {
 		keys[i] = store.Key{Space: t.Space, Partition: w.Entity.PartitionKey, Row: w.Entity.RowKey}

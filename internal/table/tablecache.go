@@ -1,6 +1,9 @@
 package table
 
-import "sync"
+import (
+	"hash/maphash"
+	"sync"
+)
 
 // tableCache keeps tables' metadata in memory, so that the table lookup every entity request
 // starts with costs a map read instead of a store read and a JSON decode. It is only used over
@@ -14,6 +17,14 @@ type tableCache struct {
 	mu         sync.RWMutex
 	generation uint64
 	byName     map[tableName]Table
+
+	// deletions makes entity writes and table deletions exclude each other, per table (by
+	// stripe): a write holds its table's stripe shared from checking that the table exists
+	// until its commit returns, a deletion holds it exclusively while it deletes the table's
+	// record. So a write never lands in the space of a table deleted while it was in flight,
+	// where nothing would ever read or remove it.
+	seed      maphash.Seed
+	deletions [64]sync.RWMutex
 }
 
 // tableName identifies a table: names are matched ignoring case.
@@ -27,7 +38,13 @@ type tableName struct {
 const maxCachedTables = 4096
 
 func newTableCache() *tableCache {
-	return &tableCache{byName: make(map[tableName]Table)}
+	return &tableCache{byName: make(map[tableName]Table), seed: maphash.MakeSeed()}
+}
+
+// deletionLock returns the lock that orders writes to the table and its deletion.
+func (c *tableCache) deletionLock(name tableName) *sync.RWMutex {
+	h := maphash.String(c.seed, name.account+"\x00"+name.lower)
+	return &c.deletions[h%uint64(len(c.deletions))]
 }
 
 // lookup returns the cached table, or false and the generation a fill must present.

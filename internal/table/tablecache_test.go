@@ -172,3 +172,75 @@ func TestTableCacheIsBounded(t *testing.T) {
 		t.Fatalf("%d tables cached, bound %d", n, maxCachedTables)
 	}
 }
+
+// Writes racing with deletions of their table never leave entities behind in a deleted
+// table's space (where nothing would read or remove them): a write either lands before the
+// deletion, and is removed with the table, or finds the table gone.
+func TestWritesRacingTableDeletionLeaveNothingBehind(t *testing.T) {
+	s := newTestService(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var spaces []string
+	create := func() {
+		tbl, err := s.CreateTable(ctx, "acct", "racing")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		spaces = append(spaces, tbl.Space)
+		mu.Unlock()
+	}
+	create()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tbl, err := s.Table(ctx, "acct", "racing")
+				if err != nil {
+					continue
+				}
+				e := edm.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("w%d-%d", w, i)}
+				if _, err := s.Write(ctx, tbl, Write{Kind: InsertOrReplace, Entity: e}); err != nil && !isTableNotFound(err) {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for round := 0; round < 40; round++ {
+		if err := s.DeleteTable(ctx, "acct", "racing"); err != nil {
+			t.Fatal(err)
+		}
+		create()
+	}
+	close(stop)
+	wg.Wait()
+	current, err := s.Table(ctx, "acct", "racing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, space := range spaces {
+		if space == current.Space {
+			continue
+		}
+		left := 0
+		if err := s.store.Scan(ctx, store.SpaceRange(space), func(store.Record) (bool, error) {
+			left++
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if left > 0 {
+			t.Errorf("deleted table's space %s still holds %d entities", space, left)
+		}
+	}
+}

@@ -156,12 +156,28 @@ func decodeTable(account string, rec store.Record) (Table, error) {
 // DeleteTable removes a table and all its entities. A missing table is 404 ResourceNotFound,
 // which is what the real service answers here (not TableNotFound).
 func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
-	t, err := s.Table(ctx, account, name)
-	if e, ok := err.(*azerr.Error); ok && e.Code == azerr.TableNotFound {
-		return azerr.New(azerr.ResourceNotFound)
-	}
+	space, err := s.deleteTableRecord(ctx, account, name)
 	if err != nil {
 		return err
+	}
+	// The table is gone for every reader once the record is deleted; its space is now
+	// unreachable and only needs its storage reclaimed.
+	return s.store.DeleteSpace(ctx, space)
+}
+
+// deleteTableRecord deletes the table's record and returns the space that held its entities.
+func (s *Service) deleteTableRecord(ctx context.Context, account, name string) (space string, err error) {
+	if s.tables != nil {
+		lock := s.tables.deletionLock(tableName{account: account, lower: strings.ToLower(name)})
+		lock.Lock()
+		defer lock.Unlock()
+	}
+	t, err := s.Table(ctx, account, name)
+	if e, ok := err.(*azerr.Error); ok && e.Code == azerr.TableNotFound {
+		return "", azerr.New(azerr.ResourceNotFound)
+	}
+	if err != nil {
+		return "", err
 	}
 	err = s.store.Commit(ctx, []store.Mutation{{
 		Key: tableKey(account, name), Delete: true,
@@ -171,14 +187,12 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 	var cf *store.ConditionFailedError
 	if errors.As(err, &cf) {
 		// Deleted (or deleted and re-created) concurrently: this request lost the race.
-		return azerr.New(azerr.ResourceNotFound)
+		return "", azerr.New(azerr.ResourceNotFound)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	// The table is gone for every reader once the record is deleted; its space is now
-	// unreachable and only needs its storage reclaimed.
-	return s.store.DeleteSpace(ctx, t.Space)
+	return t.Space, nil
 }
 
 // SetTablePolicies replaces a table's stored access policies.
