@@ -1,13 +1,13 @@
 package batchwire
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tabula-dev/tabula/internal/uuid"
 )
 
 // EncodeChangesetResponse writes the body of the 202 response to a $batch holding a change set:
@@ -24,13 +24,13 @@ import (
 // encoder adds none. responses should not be empty: an empty change-set response is valid MIME
 // but no SDK expects one.
 func EncodeChangesetResponse(responses []Response) (contentType string, body []byte) {
-	return encodeChangesetResponse(responses, newUUID(), newUUID())
+	return encodeChangesetResponse(responses, uuid.New(), uuid.New())
 }
 
 // EncodeQueryResponse writes the body of the 202 response to a $batch holding a single query
 // (batch.md §7): the query's response directly under the batchresponse boundary.
 func EncodeQueryResponse(r Response) (contentType string, body []byte) {
-	return encodeQueryResponse(r, newUUID())
+	return encodeQueryResponse(r, uuid.New())
 }
 
 func encodeChangesetResponse(responses []Response, batchID, changesetID string) (string, []byte) {
@@ -171,24 +171,4 @@ func appendHeader(b []byte, name, value string) []byte {
 		}
 	}
 	return append(b, "\r\n"...)
-}
-
-// newUUID returns a random (version 4) UUID in its usual lower-case text form, as the real
-// service uses in its boundaries.
-func newUUID() string {
-	var u [16]byte
-	rand.Read(u[:]) // never fails (crypto/rand documentation)
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], u[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], u[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], u[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], u[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], u[10:])
-	return string(s[:])
 }

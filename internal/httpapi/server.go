@@ -5,8 +5,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"net"
@@ -19,6 +17,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/uuid"
 )
 
 // MaxBodyBytes is Azure's cap on a request body (and on a $batch payload): 4 MiB.
@@ -66,7 +65,7 @@ type request struct {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rq := &request{w: w, r: r, id: newRequestID(), ctx: r.Context(), log: s.log, query: r.URL.Query()}
+	rq := &request{w: w, r: r, id: uuid.New(), ctx: r.Context(), log: s.log, query: r.URL.Query()}
 	rq.version = r.Header.Get("x-ms-version")
 	h := w.Header()
 	h["x-ms-request-id"] = []string{rq.id}
@@ -113,23 +112,6 @@ func isVisibleASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// newRequestID returns a random id in GUID form, as Azure's request ids are.
-func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	var id [36]byte
-	hex.Encode(id[0:8], b[0:4])
-	id[8] = '-'
-	hex.Encode(id[9:13], b[4:6])
-	id[13] = '-'
-	hex.Encode(id[14:18], b[6:8])
-	id[18] = '-'
-	hex.Encode(id[19:23], b[8:10])
-	id[23] = '-'
-	hex.Encode(id[24:36], b[10:16])
-	return string(id[:])
 }
 
 func (s *Server) serve(rq *request) error {

@@ -74,22 +74,9 @@ func TestTableCacheSettlesOnTheStoredTable(t *testing.T) {
 	s := newTestService(t)
 	ctx := context.Background()
 	const tables = 4
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for r := 0; r < 4; r++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_, _ = s.Table(ctx, "acct", fmt.Sprintf("churn%d", i%tables))
-			}
-		}()
-	}
+	stop := repeatUntilStopped(4, func(_, i int) {
+		_, _ = s.Table(ctx, "acct", fmt.Sprintf("churn%d", i%tables))
+	})
 	for round := 0; round < 200; round++ {
 		name := fmt.Sprintf("churn%d", round%tables)
 		if round%3 == 2 {
@@ -98,8 +85,7 @@ func TestTableCacheSettlesOnTheStoredTable(t *testing.T) {
 			_, _ = s.CreateTable(ctx, "acct", name)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	for i := 0; i < tables; i++ {
 		name := fmt.Sprintf("churn%d", i)
 		cached, cerr := s.Table(ctx, "acct", name)
@@ -192,38 +178,23 @@ func TestWritesRacingTableDeletionLeaveNothingBehind(t *testing.T) {
 		mu.Unlock()
 	}
 	create()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				tbl, err := s.Table(ctx, "acct", "racing")
-				if err != nil {
-					continue
-				}
-				e := edm.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("w%d-%d", w, i)}
-				if _, err := s.Write(ctx, tbl, Write{Kind: InsertOrReplace, Entity: e}); err != nil && !isTableNotFound(err) {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
+	stop := repeatUntilStopped(8, func(worker, i int) {
+		tbl, err := s.Table(ctx, "acct", "racing")
+		if err != nil {
+			return
+		}
+		e := edm.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("w%d-%d", worker, i)}
+		if _, err := s.Write(ctx, tbl, Write{Kind: InsertOrReplace, Entity: e}); err != nil && !isTableNotFound(err) {
+			t.Error(err)
+		}
+	})
 	for round := 0; round < 40; round++ {
 		if err := s.DeleteTable(ctx, "acct", "racing"); err != nil {
 			t.Fatal(err)
 		}
 		create()
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	current, err := s.Table(ctx, "acct", "racing")
 	if err != nil {
 		t.Fatal(err)
@@ -243,4 +214,26 @@ func TestWritesRacingTableDeletionLeaveNothingBehind(t *testing.T) {
 			t.Errorf("deleted table's space %s still holds %d entities", space, left)
 		}
 	}
+}
+
+// repeatUntilStopped calls fn(worker, i) for i = 0, 1, … in each of n goroutines until the
+// returned stop is called; stop waits for them to return.
+func repeatUntilStopped(n int, fn func(worker, i int)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for worker := 0; worker < n; worker++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				fn(worker, i)
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
 }
