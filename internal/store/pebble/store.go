@@ -382,9 +382,11 @@ func (s *Store) checkAndBuild(mutations []store.Mutation, keys [][]byte) (*pebbl
 	batch := s.db.NewBatch()
 	for i, m := range mutations {
 		var err error
-		if m.Delete {
+		switch {
+		case m.CheckOnly:
+		case m.Delete:
 			err = batch.Delete(keys[i], nil)
-		} else {
+		default:
 			op := batch.SetDeferred(len(keys[i]), versionLen+len(m.Value))
 			copy(op.Key, keys[i])
 			putValue(op.Value, m.Version, m.Value)
