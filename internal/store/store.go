@@ -106,11 +106,6 @@ type Mutation struct {
 	Value  []byte // the new value when !Delete
 	// Version is the new record's version when !Delete.
 	Version int64
-	// CheckOnly makes the mutation a condition only: Expect must hold at Key for the commit
-	// to apply, and nothing is written there (Delete, Value and Version are ignored). The
-	// service uses it to commit entity writes only while their table is unchanged, so that
-	// a write never lands in the space of a table deleted concurrently.
-	CheckOnly bool
 }
 
 // ErrNotFound is returned by Get when no record exists at the key.

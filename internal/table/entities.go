@@ -149,20 +149,14 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 		}
 		t = current
 	}
-	// Over a store shared with other front-ends, each commit also checks that the table's
-	// record is unchanged since t was read: a table deleted meanwhile, by any front-end,
-	// fails the commit instead of receiving an entity in its deleted space. (Over an
-	// exclusive store the deletion lock above does this.) The check comes first, so that a
-	// deleted table outranks the failures of the operations.
-	checkTable := s.tables == nil
 	keys := make([]store.Key, len(writes))
+	for i, w := range writes {
+		keys[i] = store.Key{Space: t.Space, Partition: w.Entity.PartitionKey, Row: w.Entity.RowKey}
+	}
 	current := make([]*store.Record, len(writes))
-	mutations := make([]store.Mutation, 0, len(writes)+1)
+	mutations := make([]store.Mutation, len(writes))
 	results := make([]edm.Entity, len(writes))
 	for attempt := 0; attempt < maxCommitAttempts; attempt++ {
-		for i, w := range writes {
-			keys[i] = store.Key{Space: t.Space, Partition: w.Entity.PartitionKey, Row: w.Entity.RowKey}
-		}
 		var newest edm.Ticks
 		for i, k := range keys {
 			current[i] = nil
@@ -182,14 +176,6 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 			}
 		}
 		ts := s.nextTimestamp(newest)
-		mutations = mutations[:0]
-		if checkTable {
-			mutations = append(mutations, store.Mutation{
-				Key: tableKey(t.Account, t.Name), CheckOnly: true,
-				Expect: store.Expect{Kind: store.ExpectVersion, Version: t.version},
-			})
-		}
-		first := len(mutations) // the index of writes[0]'s mutation
 		for i, w := range writes {
 			e, err := apply(w, current[i], ts)
 			if err != nil {
@@ -205,25 +191,17 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 				m.Value = e.MarshalBinary()
 				m.Version = int64(ts)
 			}
-			mutations = append(mutations, m)
+			mutations[i] = m
 			results[i] = e
 		}
 		err := s.store.Commit(ctx, mutations)
 		var cf *store.ConditionFailedError
 		if errors.As(err, &cf) {
-			if cf.Index < first {
-				// The table changed: deleted (TableNotFound), or its ACL set or the table
-				// re-created, in which case the batch is judged again against it.
-				if t, err = s.loadTable(ctx, t.Account, t.Name); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if i := cf.Index - first; writes[i].Kind == Insert {
+			if writes[cf.Index].Kind == Insert {
 				// Every other operation's own conditions were judged before the commit, and
 				// the store names the lowest failing mutation: this insert is the first
 				// operation that cannot succeed.
-				return nil, &OperationError{Index: i, Err: azerr.New(azerr.EntityAlreadyExists)}
+				return nil, &OperationError{Index: cf.Index, Err: azerr.New(azerr.EntityAlreadyExists)}
 			}
 			continue // another writer changed an entity this batch read: judge again
 		}

@@ -163,13 +163,7 @@ func TestTableCacheIsBounded(t *testing.T) {
 // table's space (where nothing would read or remove them): a write either lands before the
 // deletion, and is removed with the table, or finds the table gone.
 func TestWritesRacingTableDeletionLeaveNothingBehind(t *testing.T) {
-	// Over an exclusive store the Service orders writes and deletions itself; over a shared
-	// one each write's commit checks the table's record.
-	t.Run("exclusive store", func(t *testing.T) { testWritesRacingTableDeletion(t, newTestService(t)) })
-	t.Run("shared store", func(t *testing.T) { testWritesRacingTableDeletion(t, sharedStoreService(t)) })
-}
-
-func testWritesRacingTableDeletion(t *testing.T, s *Service) {
+	s := newTestService(t)
 	ctx := context.Background()
 	var mu sync.Mutex
 	var spaces []string

@@ -382,11 +382,9 @@ func (s *Store) checkAndBuild(mutations []store.Mutation, keys [][]byte) (*pebbl
 	batch := s.db.NewBatch()
 	for i, m := range mutations {
 		var err error
-		switch {
-		case m.CheckOnly:
-		case m.Delete:
+		if m.Delete {
 			err = batch.Delete(keys[i], nil)
-		default:
+		} else {
 			op := batch.SetDeferred(len(keys[i]), versionLen+len(m.Value))
 			copy(op.Key, keys[i])
 			putValue(op.Value, m.Version, m.Value)

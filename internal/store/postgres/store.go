@@ -130,14 +130,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // package's tests for the plans); row-value comparison is also what CockroachDB turns into
 // key spans.
 const (
-	sqlGet  = `SELECT version, value FROM tabula_records WHERE space = $1 AND partition_key = $2 AND row_key = $3`
-	sqlLock = sqlGet + ` FOR UPDATE`
-	// sqlLockShared locks a row that a check-only mutation reads: writers of the row wait,
-	// other readers (the checks of concurrent entity writes on one table) do not.
-	sqlLockShared = sqlGet + ` FOR SHARE`
-	sqlInsert     = `INSERT INTO tabula_records (space, partition_key, row_key, version, value) VALUES ($1, $2, $3, $4, $5)`
-	sqlUpsert     = sqlInsert + ` ON CONFLICT (space, partition_key, row_key) DO UPDATE SET version = excluded.version, value = excluded.value`
-	sqlDelete     = `DELETE FROM tabula_records WHERE space = $1 AND partition_key = $2 AND row_key = $3`
+	sqlGet    = `SELECT version, value FROM tabula_records WHERE space = $1 AND partition_key = $2 AND row_key = $3`
+	sqlLock   = sqlGet + ` FOR UPDATE`
+	sqlInsert = `INSERT INTO tabula_records (space, partition_key, row_key, version, value) VALUES ($1, $2, $3, $4, $5)`
+	sqlUpsert = sqlInsert + ` ON CONFLICT (space, partition_key, row_key) DO UPDATE SET version = excluded.version, value = excluded.value`
+	sqlDelete = `DELETE FROM tabula_records WHERE space = $1 AND partition_key = $2 AND row_key = $3`
 
 	sqlDeleteSpace = `DELETE FROM tabula_records WHERE space = $1`
 
@@ -414,11 +411,7 @@ func lockAndCheck(ctx context.Context, conn *pgx.Conn, mutations []store.Mutatio
 			continue
 		}
 		k := mutations[i].Key
-		lock := sqlLock
-		if mutations[i].CheckOnly {
-			lock = sqlLockShared
-		}
-		b.Queue(lock, bytea(k.Space), bytea(k.Partition), bytea(k.Row)).QueryRow(func(row pgx.Row) error {
+		b.Queue(sqlLock, bytea(k.Space), bytea(k.Partition), bytea(k.Row)).QueryRow(func(row pgx.Row) error {
 			rec := store.Record{Key: k}
 			switch err := row.Scan(&rec.Version, &rec.Value); {
 			case errors.Is(err, pgx.ErrNoRows):
@@ -454,9 +447,7 @@ func apply(ctx context.Context, conn *pgx.Conn, mutations []store.Mutation, orde
 		m := mutations[i]
 		k := [3]any{bytea(m.Key.Space), bytea(m.Key.Partition), bytea(m.Key.Row)}
 		switch {
-		case m.CheckOnly && m.Expect.Kind != store.ExpectAbsent:
-			// Checked, and its row locked, by lockAndCheck (if it expects anything at all).
-		case (m.Delete || m.CheckOnly) && m.Expect.Kind == store.ExpectAbsent:
+		case m.Delete && m.Expect.Kind == store.ExpectAbsent:
 			// Nothing to delete, but the key must stay absent until COMMIT: inserting and
 			// deleting a row makes a concurrent insert of the key wait for this transaction,
 			// as the lock of an existing row would.

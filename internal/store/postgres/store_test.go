@@ -444,7 +444,6 @@ func TestKeyPredicatesUseThePrimaryKeyIndex(t *testing.T) {
 	}{
 		{"point read", sqlGet, []any{"1", "7", "7"}},
 		{"point read locking", sqlLock, []any{"1", "7", "7"}},
-		{"point read locking shared", sqlLockShared, []any{"1", "7", "7"}},
 		{"partition scan", sqlScanFrom, []any{"1", "7", "", "1", "7\x00", "", 1000}},
 		{"range scan, next page", sqlScanAfter, []any{"1", "1", "1001", "1", "3", "", 1000}},
 		{"space scan", sqlScanFrom, []any{"1", "", "", "1\x00", "", "", 1000}},

@@ -36,8 +36,6 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpectDecidesWhetherCommitApplies", testExpectDecidesWhetherCommitApplies},
 		{"FailedConditionAppliesNoMutation", testFailedConditionAppliesNoMutation},
 		{"LowestFailingConditionIsReported", testLowestFailingConditionIsReported},
-		{"CheckOnlyConditionsTheCommitAndWritesNothing", testCheckOnlyConditionsTheCommitAndWritesNothing},
-		{"CheckOnlyCommitsAreOrderedAgainstChangesOfTheCheckedKey", testCheckOnlyCommitsAreOrderedAgainstChangesOfTheCheckedKey},
 		{"DeleteRemovesRecord", testDeleteRemovesRecord},
 		{"EmptyCommitSucceeds", testEmptyCommitSucceeds},
 		{"ReadersNeverSeePartOfACommit", testReadersNeverSeePartOfACommit},
