@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +40,8 @@ type Client struct {
 	// basePath is the path of the service root ("/devstoreaccount1" path-style, "" host-style);
 	// every request path starts with it.
 	basePath string
-	http     *http.Client
+	timeout  time.Duration
+	wires    *wires
 }
 
 // NewClient returns a client for endpoint. An empty account is taken from the endpoint: its
@@ -73,19 +75,6 @@ func NewClient(endpoint, account, key string, conns int, timeout time.Duration) 
 	if err != nil {
 		return nil, fmt.Errorf("--key is not base64: %w", err)
 	}
-	transport := &http.Transport{
-		Proxy:       nil, // a benchmark measures the endpoint, never a proxy in between
-		DialContext: (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		// Every worker keeps its connection between requests: a pool smaller than the number of
-		// workers would close and reopen connections and measure TCP handshakes.
-		MaxIdleConns:          0,
-		MaxIdleConnsPerHost:   2 * conns,
-		IdleConnTimeout:       5 * time.Minute,
-		DisableCompression:    true,
-		ResponseHeaderTimeout: timeout,
-		WriteBufferSize:       64 << 10,
-		ReadBufferSize:        64 << 10,
-	}
 	return &Client{
 		Endpoint: u.String(),
 		Account:  account,
@@ -93,20 +82,24 @@ func NewClient(endpoint, account, key string, conns int, timeout time.Duration) 
 		scheme:   u.Scheme,
 		host:     u.Host,
 		basePath: basePath,
-		http:     &http.Client{Transport: transport, Timeout: timeout},
+		timeout:  timeout,
+		wires:    newWires(u.Scheme, u.Host, timeout),
 	}, nil
 }
 
-// Close closes the client's idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+// Close closes the client's connections.
+func (c *Client) Close() { c.wires.closeAll() }
 
-// conn is what one worker owns to issue requests: reusable request and response buffers. A
-// conn is used by one goroutine at a time. Request bodies are built in body and reused while
-// requests succeed; do drops the buffer when the server answered before it may have read it.
+// conn is what one worker owns to issue requests: its connection, opened on first use and
+// again after a failure, and reusable request and response buffers. A conn is used by one
+// goroutine at a time. Request bodies are built in body.
 type conn struct {
-	c    *Client
-	body []byte // request body under construction
-	resp bytes.Buffer
+	c      *Client
+	wire   *wire
+	body   []byte // request body under construction
+	head   []byte // request line and headers
+	header http.Header
+	resp   bytes.Buffer
 }
 
 // response is the part of an HTTP response a workload looks at. body aliases the conn's buffer
@@ -119,52 +112,88 @@ type response struct {
 
 // do sends a signed request. path is the escaped path after the service root ("/Tables",
 // "/t(PartitionKey='a',RowKey='b')"), rawQuery the escaped query. body, when not nil, is sent
-// with contentType. The response body is read in full into the conn's buffer.
+// with the Content-Type given in header. The response body is read in full into the conn's
+// buffer.
 //
 // A transport failure is returned as an *opError; an HTTP error status is not an error here:
 // the caller decides what it expected.
 func (cn *conn) do(ctx context.Context, method, path, rawQuery string, header http.Header, body []byte) (response, error) {
 	c := cn.c
-	u := &url.URL{Scheme: c.scheme, Host: c.host, Path: c.basePath + path, RawPath: c.basePath + path, RawQuery: rawQuery}
-	req, err := http.NewRequestWithContext(ctx, method, "", nil)
-	if err != nil {
-		return response{}, err
-	}
-	req.URL, req.Host = u, u.Host
-	if header == nil {
-		header = make(http.Header, 8)
-	}
 	date := time.Now().UTC().Format(http.TimeFormat)
-	header["X-Ms-Date"] = []string{date}
-	header["X-Ms-Version"] = []string{apiVersion}
-	header["Dataserviceversion"] = []string{"3.0;"}
-	header["Maxdataserviceversion"] = []string{"3.0;NetFx"}
+	h := cn.head[:0]
+	h = append(h, method...)
+	h = append(h, ' ')
+	h = append(h, c.basePath...)
+	h = append(h, path...)
+	if rawQuery != "" {
+		h = append(h, '?')
+		h = append(h, rawQuery...)
+	}
+	h = append(h, " HTTP/1.1\r\nHost: "...)
+	h = append(h, c.host...)
+	h = append(h, "\r\nX-Ms-Date: "...)
+	h = append(h, date...)
+	h = append(h, "\r\nX-Ms-Version: "+apiVersion+"\r\nDataServiceVersion: 3.0;\r\nMaxDataServiceVersion: 3.0;NetFx\r\n"...)
 	// SharedKeyLite signs the date and the canonicalized resource: "/" + account + the path
 	// as sent (which, path style, repeats the account), plus "?comp=" when present (never, for
 	// the operations benchmarked).
-	sig := auth.SignSharedKeyLite(c.key, date, "/"+c.Account+u.EscapedPath())
-	header["Authorization"] = []string{"SharedKeyLite " + c.Account + ":" + sig}
-	req.Header = header
-	if body != nil {
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		req.ContentLength = int64(len(body))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	h = append(h, "Authorization: SharedKeyLite "+c.Account+":"...)
+	h = append(h, auth.SignSharedKeyLite(c.key, date, "/"+c.Account+c.basePath+path)...)
+	h = append(h, "\r\n"...)
+	for k, vs := range header {
+		for _, v := range vs {
+			h = append(h, k...)
+			h = append(h, ": "...)
+			h = append(h, v...)
+			h = append(h, "\r\n"...)
+		}
 	}
-	resp, err := c.http.Do(req)
-	if err != nil || resp.StatusCode >= 300 {
-		// The transport may still be reading a body that the server did not wait for: the
-		// request buffer cannot be reused.
-		cn.body = nil
+	if body != nil || method == http.MethodPost || method == http.MethodPut {
+		h = append(h, "Content-Length: "...)
+		h = strconv.AppendInt(h, int64(len(body)), 10)
+		h = append(h, "\r\n"...)
 	}
-	if err != nil {
-		return response{}, transportError(err)
+	h = append(h, "\r\n"...)
+	cn.head = h
+	if cn.header == nil {
+		cn.header = make(http.Header, len(keptHeaders))
 	}
-	defer resp.Body.Close()
-	cn.resp.Reset()
-	if _, err := cn.resp.ReadFrom(resp.Body); err != nil {
-		return response{}, transportError(err)
+	for {
+		reused := cn.wire != nil && cn.wire.used
+		if cn.wire == nil {
+			w, err := c.wires.get(ctx)
+			if err != nil {
+				return response{}, transportError(err)
+			}
+			cn.wire = w
+		}
+		status, close, err := cn.wire.roundTrip(ctx, c.timeout, method, h, body, cn.header, &cn.resp)
+		if err != nil {
+			c.wires.drop(cn.wire)
+			cn.wire = nil
+			if reused && method == http.MethodGet && errors.Is(err, errNothingReceived) {
+				// The server may have closed the connection as idle before the request
+				// arrived. A read can safely be sent again; a write cannot (the server may
+				// have applied it), so its failure is counted, as net/http would report it.
+				continue
+			}
+			return response{}, transportError(err)
+		}
+		cn.wire.used = true
+		if close {
+			c.wires.drop(cn.wire)
+			cn.wire = nil
+		}
+		return response{status: status, header: cn.header, body: cn.resp.Bytes()}, nil
 	}
-	return response{status: resp.StatusCode, header: resp.Header, body: cn.resp.Bytes()}, nil
+}
+
+// close closes the conn's connection, if open.
+func (cn *conn) close() {
+	if cn.wire != nil {
+		cn.c.wires.drop(cn.wire)
+		cn.wire = nil
+	}
 }
 
 // opError is a failed operation, with the key it is counted under.

@@ -113,6 +113,9 @@ func runWorkload(ctx context.Context, cfg *config, wl workload, t *target, seed 
 	wg.Wait()
 	elapsed := time.Since(start)
 	stop()
+	for _, w := range workers {
+		w.cn.close()
+	}
 
 	var hist Histogram
 	r := Result{Workload: wl.name, Endpoint: t.label, HeadlineUnit: wl.headline, ElapsedSeconds: elapsed.Seconds()}
@@ -139,6 +142,7 @@ func runWorkload(ctx context.Context, cfg *config, wl workload, t *target, seed 
 // setup creates the tables the selected workloads use on t and preloads the read table.
 func setup(ctx context.Context, cfg *config, t *target, runID string, prog *progress) error {
 	cn := &conn{c: t.client}
+	defer cn.close()
 	need := [numTableRoles]bool{}
 	for _, wl := range cfg.workloads {
 		need[wl.table] = true
@@ -197,6 +201,11 @@ func preload(ctx context.Context, cfg *config, t *target, prog *progress) error 
 	}
 	stop := prog.start(fmt.Sprintf("preloading %d entities on %s", cfg.entities, t.label), 0, loaders)
 	defer stop()
+	defer func() {
+		for _, w := range loaders {
+			w.cn.close()
+		}
+	}()
 	var wg sync.WaitGroup
 	for _, w := range loaders {
 		wg.Go(func() {
@@ -232,6 +241,7 @@ func teardown(t *target) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cn := &conn{c: t.client}
+	defer cn.close()
 	var errs []error
 	for _, name := range t.created {
 		if err := cn.deleteTable(ctx, name); err != nil {
