@@ -285,6 +285,12 @@ func (s *Service) Entity(ctx context.Context, t Table, pk, rk string) (edm.Entit
 	if err != nil {
 		return edm.Entity{}, err
 	}
+	// rec.Value was copied for this call alone, so the entity may alias it instead of
+	// copying it again.
 	var e edm.Entity
-	return e, decodeRecord(rec, &e)
+	if err := edm.UnmarshalBinaryShared(rec.Value, &e); err != nil {
+		return edm.Entity{}, fmt.Errorf("entity %s is corrupt: %w", rec.Key, err)
+	}
+	e.PartitionKey, e.RowKey, e.Timestamp = pk, rk, edm.Ticks(rec.Version)
+	return e, nil
 }
