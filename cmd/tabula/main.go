@@ -162,7 +162,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer st.Close()
 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	handler := httpapi.New(table.New(st), auth.NewAuthenticator(accounts), log)
+	svc := table.New(st)
+	handler := httpapi.New(svc, auth.NewAuthenticator(accounts), log)
+	sweepCtx, stopSweeping := context.WithCancel(ctx)
+	defer stopSweeping()
+	go sweepDeletedTables(sweepCtx, svc, log)
 	ln, err := net.Listen("tcp", c.tableAddr)
 	if err != nil {
 		return err
@@ -211,4 +215,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// Deleted tables are swept (see table.Service.SweepDeletedTables) every sweepInterval, once
+// they were deleted sweepGrace ago: far longer than any request takes, so that a write that
+// raced the deletion has landed by then.
+const (
+	sweepInterval = 5 * time.Minute
+	sweepGrace    = 10 * time.Minute
+)
+
+// sweepDeletedTables sweeps until ctx is done.
+func sweepDeletedTables(ctx context.Context, svc *table.Service, log *slog.Logger) {
+	tick := time.NewTicker(sweepInterval)
+	defer tick.Stop()
+	for {
+		n, err := svc.SweepDeletedTables(ctx, sweepGrace)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Error("sweeping deleted tables", "err", err)
+		case n > 0:
+			log.Info("swept deleted tables", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

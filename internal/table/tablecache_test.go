@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"
@@ -163,7 +164,13 @@ func TestTableCacheIsBounded(t *testing.T) {
 // table's space (where nothing would read or remove them): a write either lands before the
 // deletion, and is removed with the table, or finds the table gone.
 func TestWritesRacingTableDeletionLeaveNothingBehind(t *testing.T) {
-	s := newTestService(t)
+	// Over an exclusive store writes and deletions exclude each other; over a shared one a
+	// write may land after the deletion, and the sweep removes what it left.
+	t.Run("exclusive store", func(t *testing.T) { testWritesRacingTableDeletion(t, newTestService(t), false) })
+	t.Run("shared store, swept", func(t *testing.T) { testWritesRacingTableDeletion(t, sharedStoreService(t), true) })
+}
+
+func testWritesRacingTableDeletion(t *testing.T, s *Service, sweep bool) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var spaces []string
@@ -195,6 +202,11 @@ func TestWritesRacingTableDeletionLeaveNothingBehind(t *testing.T) {
 		create()
 	}
 	stop()
+	if sweep {
+		if _, err := s.SweepDeletedTables(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
 	current, err := s.Table(ctx, "acct", "racing")
 	if err != nil {
 		t.Fatal(err)
@@ -236,4 +248,84 @@ func repeatUntilStopped(n int, fn func(worker, i int)) (stop func()) {
 		}()
 	}
 	return func() { close(done); wg.Wait() }
+}
+
+func countSpace(t *testing.T, s *Service, space string) int {
+	t.Helper()
+	n := 0
+	if err := s.store.Scan(context.Background(), store.SpaceRange(space), func(store.Record) (bool, error) {
+		n++
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A table deletion is remembered until a sweep has removed, once more, everything in the
+// table's space: entities a stopped process left behind, and entities a write from another
+// front-end committed after the deletion.
+func TestSweepFinishesTableDeletions(t *testing.T) {
+	for name, s := range map[string]*Service{"exclusive store": newTestService(t), "shared store": sharedStoreService(t)} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+			s.now = func() time.Time { return clock }
+
+			// Deleted normally; then an entity lands in the space, as a write racing the
+			// deletion from another front-end would leave it.
+			deleted, _ := s.CreateTable(ctx, "acct", "deleted")
+			if err := s.DeleteTable(ctx, "acct", "deleted"); err != nil {
+				t.Fatal(err)
+			}
+			put := store.Mutation{Key: store.Key{Space: deleted.Space, Partition: "p", Row: "late"}, Value: []byte{1}, Version: 1}
+			if err := s.store.Commit(ctx, []store.Mutation{put}); err != nil {
+				t.Fatal(err)
+			}
+
+			// Deleted by a process that stopped before removing the entities: the deletion's
+			// commit alone, as DeleteTable makes it.
+			stopped, _ := s.CreateTable(ctx, "acct", "stopped")
+			for i := 0; i < 3; i++ {
+				if _, err := s.Write(ctx, stopped, Write{Kind: Insert, Entity: edm.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.store.Commit(ctx, []store.Mutation{
+				{Key: tableKey("acct", "stopped"), Delete: true},
+				{Key: store.Key{Space: deletedSpace, Row: stopped.Space}, Value: []byte{}, Version: int64(edm.TicksOf(clock))},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			s.forgetTable("acct", "stopped")
+
+			kept, _ := s.CreateTable(ctx, "acct", "kept")
+			if _, err := s.Write(ctx, kept, Write{Kind: Insert, Entity: edm.Entity{PartitionKey: "p", RowKey: "r"}}); err != nil {
+				t.Fatal(err)
+			}
+
+			if n, err := s.SweepDeletedTables(ctx, time.Minute); err != nil || n != 0 {
+				t.Fatalf("sweep within the grace period: %d swept, %v", n, err)
+			}
+			if countSpace(t, s, deleted.Space) != 1 || countSpace(t, s, stopped.Space) != 3 {
+				t.Fatal("a sweep within the grace period removed entities")
+			}
+			clock = clock.Add(2 * time.Minute)
+			if n, err := s.SweepDeletedTables(ctx, time.Minute); err != nil || n != 2 {
+				t.Fatalf("sweep after the grace period: %d swept, %v; want 2", n, err)
+			}
+			if a, b := countSpace(t, s, deleted.Space), countSpace(t, s, stopped.Space); a != 0 || b != 0 {
+				t.Fatalf("after the sweep: %d and %d entities left in the deleted tables' spaces", a, b)
+			}
+			if n := countSpace(t, s, deletedSpace); n != 0 {
+				t.Fatalf("%d deletions still remembered after the sweep", n)
+			}
+			if countSpace(t, s, kept.Space) != 1 {
+				t.Fatal("the sweep touched a table that was not deleted")
+			}
+			if n, err := s.SweepDeletedTables(ctx, 0); err != nil || n != 0 {
+				t.Fatalf("second sweep: %d swept, %v", n, err)
+			}
+		})
+	}
 }

@@ -20,6 +20,12 @@ import (
 // (names are unique and matched case-insensitively), value = the encoded Table.
 const tablesSpace = "\x00tables"
 
+// deletedSpace holds one record per deleted table whose entities may not all be gone yet:
+// row = the table's space, version = when the table was deleted (ticks). A deletion writes
+// it in the same commit that deletes the table's record, so a space is never forgotten, even
+// if the process stops before its entities are removed; SweepDeletedTables removes it.
+const deletedSpace = "\x00deleted"
+
 // Table is a table's metadata.
 type Table struct {
 	Account string `json:"-"`
@@ -182,6 +188,8 @@ func (s *Service) deleteTableRecord(ctx context.Context, account, name string) (
 	err = s.store.Commit(ctx, []store.Mutation{{
 		Key: tableKey(account, name), Delete: true,
 		Expect: store.Expect{Kind: store.ExpectVersion, Version: t.version},
+	}, {
+		Key: store.Key{Space: deletedSpace, Row: t.Space}, Value: []byte{}, Version: int64(s.nextTimestamp(0)),
 	}})
 	s.forgetTable(account, name)
 	var cf *store.ConditionFailedError
@@ -265,4 +273,38 @@ func (s *Service) QueryTables(ctx context.Context, account string, q TableQuery)
 		return true, nil
 	})
 	return page, err
+}
+
+// SweepDeletedTables removes, once more, the entities of every table deleted more than grace
+// ago, and then forgets the deletion. Deleting a table removes its entities at once, but two
+// kinds can outlive that: all of them, when the process stopped between deleting the table
+// and removing its entities, and the entity of a write that read the table before another
+// front-end deleted it and committed after (possible over a store shared by front-ends; over
+// an exclusive store writes and deletions exclude each other). grace should exceed the time
+// any request can take. It returns how many deletions were swept.
+func (s *Service) SweepDeletedTables(ctx context.Context, grace time.Duration) (int, error) {
+	cutoff := int64(edm.TicksOf(s.now().Add(-grace)))
+	var due []store.Record
+	err := s.store.Scan(ctx, store.SpaceRange(deletedSpace), func(rec store.Record) (bool, error) {
+		if rec.Version <= cutoff {
+			due = append(due, store.Record{Key: rec.Key, Version: rec.Version})
+		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for i, rec := range due {
+		if err := s.store.DeleteSpace(ctx, rec.Key.Row); err != nil {
+			return i, err
+		}
+		err := s.store.Commit(ctx, []store.Mutation{{
+			Key: rec.Key, Delete: true, Expect: store.Expect{Kind: store.ExpectVersion, Version: rec.Version},
+		}})
+		var cf *store.ConditionFailedError
+		if err != nil && !errors.As(err, &cf) { // a failed condition: another front-end swept it
+			return i, err
+		}
+	}
+	return len(due), nil
 }
