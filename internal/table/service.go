@@ -14,9 +14,10 @@ import (
 // Service serves every account Tabula hosts from one store. Over a store shared by several
 // processes it keeps no per-table state in memory, so several Services (front-ends) may share
 // the store; there, a write in flight while another front-end deletes its table can leave
-// its entity in the deleted table's space, unreachable, until SweepDeletedTables removes it. Over a store.Exclusive store it
-// caches table metadata, which only its own changes invalidate, and orders writes and table
-// deletions: there it must be the store's only Service.
+// its entity in the deleted table's space, unreachable, until SweepDeletedTables removes
+// it. Over a store.Exclusive store it caches table metadata, which only its own changes
+// invalidate, and orders writes and table deletions: there it must be the store's only
+// Service.
 type Service struct {
 	store store.Store
 	now   func() time.Time
