@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // The client's own HTTP/1.1 reader takes every response framing a server may use.
@@ -82,12 +81,7 @@ func TestClientReusesConnectionsAndResendsReadsOnClosedOnes(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	c, err := NewClient(srv.URL+"/devstoreaccount1", "", "", 1, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cn := &conn{c: c}
+	cn := testConn(t, srv.URL)
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
 		if r, err := cn.do(ctx, http.MethodGet, "/Tables", "", nil, nil); err != nil || r.status != 200 || string(r.body) != "ok" {

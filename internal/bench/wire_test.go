@@ -244,12 +244,7 @@ func TestScanFollowsContinuationsToTheLastPage(t *testing.T) {
 	}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	c, err := NewClient(srv.URL+"/devstoreaccount1", "", "", 1, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cn := &conn{c: c}
+	cn := testConn(t, srv.URL)
 	entities, pages, err := cn.scan(context.Background(), "t", "PartitionKey eq 'p0001'")
 	if err != nil || entities != 10 || pages != 4 {
 		t.Errorf("scan: %d entities, %d pages, %v; want 10, 4, nil", entities, pages, err)
@@ -263,9 +258,7 @@ func TestScanFailsWhenTheContinuationDoesNotAdvance(t *testing.T) {
 		w.Write([]byte(`{"value":[{}]}`))
 	}))
 	defer srv.Close()
-	c, _ := NewClient(srv.URL+"/devstoreaccount1", "", "", 1, 5*time.Second)
-	defer c.Close()
-	_, pages, err := (&conn{c: c}).scan(context.Background(), "t", "PartitionKey eq 'p0001'")
+	_, pages, err := testConn(t, srv.URL).scan(context.Background(), "t", "PartitionKey eq 'p0001'")
 	if oe, ok := err.(*opError); !ok || oe.key != "continuation did not advance" || pages != 2 {
 		t.Errorf("got %v after %d pages, want continuation did not advance after 2", err, pages)
 	}
@@ -291,4 +284,16 @@ func TestClientTakesTheAccountFromTheEndpoint(t *testing.T) {
 			t.Errorf("%s: account %q, want %q", c.endpoint, cl.Account, c.want)
 		}
 	}
+}
+
+// testConn returns a conn to the development account at the server root url, closed when the
+// test ends.
+func testConn(t *testing.T, url string) *conn {
+	t.Helper()
+	c, err := NewClient(url+"/devstoreaccount1", "", "", 1, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return &conn{c: c}
 }
