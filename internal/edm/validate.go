@@ -47,7 +47,9 @@ func (e *Entity) Validate() error {
 		}
 		switch v := &p.Value; v.Type {
 		case String:
-			if utf16Len(v.Str) > MaxStringLength {
+			// A string has at most as many UTF-16 code units as UTF-8 bytes: only a long
+			// one needs counting.
+			if len(v.Str) > MaxStringLength && utf16Len(v.Str) > MaxStringLength {
 				return azerr.New(azerr.PropertyValueTooLarge)
 			}
 		case Binary:
@@ -59,7 +61,7 @@ func (e *Entity) Validate() error {
 			return azerr.Newf(azerr.InvalidInput, "%s Property %s has no valid type.", msgBadInput, quote(p.Name))
 		}
 	}
-	if e.Size() > MaxEntitySize {
+	if e.sizeBound() > MaxEntitySize && e.Size() > MaxEntitySize {
 		return azerr.New(azerr.EntityTooLarge)
 	}
 	return nil
@@ -156,14 +158,21 @@ func validPropertyName(name string) bool {
 // Size is the entity size as the service's published approximation counts it
 // (data-model.md §5): 4 bytes, plus the keys as UTF-16, plus for each custom property
 // 8 bytes, its name as UTF-16 and its value's size.
-func (e *Entity) Size() int {
-	n := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
+func (e *Entity) Size() int { return e.size(utf16Len) }
+
+// sizeBound is an upper bound of Size that reads no string: a string has at most as many
+// UTF-16 code units as UTF-8 bytes.
+func (e *Entity) sizeBound() int { return e.size(func(s string) int { return len(s) }) }
+
+// size is Size with units counting a string's UTF-16 code units (or a bound of them).
+func (e *Entity) size(units func(string) int) int {
+	n := 4 + 2*(units(e.PartitionKey)+units(e.RowKey))
 	for i := range e.Properties {
 		p := &e.Properties[i]
-		n += 8 + 2*utf16Len(p.Name)
+		n += 8 + 2*units(p.Name)
 		switch p.Value.Type {
 		case String:
-			n += 2*utf16Len(p.Value.Str) + 4
+			n += 2*units(p.Value.Str) + 4
 		case Binary:
 			n += len(p.Value.Bin) + 4
 		case Boolean:

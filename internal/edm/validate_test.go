@@ -139,10 +139,18 @@ func TestSizeCountsAsThePublishedApproximation(t *testing.T) {
 
 func TestValidateAllowsEntitiesUpTo1MiB(t *testing.T) {
 	// Eight 32K-character strings are 8*(8+2*2+65536+4) = 524,416 bytes; binaries fill the rest.
+	// With "é" (two UTF-8 bytes, one UTF-16 unit) the strings' UTF-8 length overstates their
+	// size, and the limit must still be judged on the UTF-16 count.
+	for _, char := range []string{"s", "é"} {
+		t.Run(char, func(t *testing.T) { testValidateAllowsEntitiesUpTo1MiB(t, char) })
+	}
+}
+
+func testValidateAllowsEntitiesUpTo1MiB(t *testing.T, char string) {
 	build := func(total int) Entity {
 		e := Entity{PartitionKey: "p", RowKey: "r"}
 		for i := range 8 {
-			e.Properties = append(e.Properties, Property{fmt.Sprintf("S%d", i), Value{Type: String, Str: strings.Repeat("s", 32768)}})
+			e.Properties = append(e.Properties, Property{fmt.Sprintf("S%d", i), Value{Type: String, Str: strings.Repeat(char, 32768)}})
 		}
 		for i := 0; e.Size() < total; i++ {
 			name := fmt.Sprintf("B%d", i)
