@@ -92,7 +92,7 @@ func (s *Server) batch(rq *request) error {
 				opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
 				resp.Status = http.StatusCreated
 				resp.Body = edm.AppendJSON(nil, &stored[i], &opts)
-				h.Set("Content-Type", jsonContentType[level])
+				h["Content-Type"] = jsonContentType[level]
 			}
 		}
 		responses[i] = resp
@@ -153,7 +153,7 @@ func (s *Server) batchFailure(rq *request, index int, err error) error {
 	h := http.Header{}
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("DataServiceVersion", "3.0;")
-	h.Set("Content-Type", jsonContentType[edm.MinimalMetadata])
+	h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 	ct, out := batchwire.EncodeChangesetResponse([]batchwire.Response{{
 		Status: e.Status, Header: h, Body: errorBodyWithIndex(e, rq.id, true, index),
 	}})
@@ -184,7 +184,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 	h := http.Header{}
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("DataServiceVersion", "3.0;")
-	h.Set("Content-Type", jsonContentType[edm.MinimalMetadata])
+	h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 	resp := batchwire.Response{Header: h}
 	t, err := s.svc.Table(rq.ctx, rq.account, res.table)
 	var e edm.Entity
@@ -201,7 +201,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 		opts := entityOptions(rq, t, level)
 		opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
 		resp.Status, resp.Body = http.StatusOK, edm.AppendJSON(nil, &e, &opts)
-		h.Set("Content-Type", jsonContentType[level])
+		h["Content-Type"] = jsonContentType[level]
 		h.Set("ETag", edm.ETag(e.Timestamp))
 	}
 	ct, out := batchwire.EncodeQueryResponse(resp)

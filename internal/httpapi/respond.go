@@ -13,11 +13,12 @@ import (
 	"github.com/tabula-dev/tabula/internal/edm"
 )
 
-// Response content types, as the real service writes them.
-var jsonContentType = map[edm.Metadata]string{
-	edm.NoMetadata:      "application/json;odata=nometadata;streaming=true;charset=utf-8",
-	edm.MinimalMetadata: "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
-	edm.FullMetadata:    "application/json;odata=fullmetadata;streaming=true;charset=utf-8",
+// Response content types, as the real service writes them: header values shared by every
+// response, like noCacheValue.
+var jsonContentType = map[edm.Metadata][]string{
+	edm.NoMetadata:      {"application/json;odata=nometadata;streaming=true;charset=utf-8"},
+	edm.MinimalMetadata: {"application/json;odata=minimalmetadata;streaming=true;charset=utf-8"},
+	edm.FullMetadata:    {"application/json;odata=fullmetadata;streaming=true;charset=utf-8"},
 }
 
 // negotiate picks the JSON metadata level from $format, else Accept. A missing or generic
@@ -95,7 +96,7 @@ func (rq *request) fail(err error) {
 	}
 	body := errorBody(e, rq.id, rq.jsonErrors)
 	if rq.jsonErrors {
-		h.Set("Content-Type", jsonContentType[edm.MinimalMetadata])
+		h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Content-Type-Options", "nosniff")
 	} else {
@@ -166,17 +167,12 @@ var (
 	noSniffValue            = []string{"nosniff"}
 	zeroLengthValue         = []string{"0"}
 	dataServiceVersionValue = []string{"3.0;"}
-	jsonContentTypeValue    = map[edm.Metadata][]string{
-		edm.NoMetadata:      {jsonContentType[edm.NoMetadata]},
-		edm.MinimalMetadata: {jsonContentType[edm.MinimalMetadata]},
-		edm.FullMetadata:    {jsonContentType[edm.FullMetadata]},
-	}
 )
 
 // writeJSON sends a 200/201 OData JSON body at the given metadata level.
 func (rq *request) writeJSON(status int, level edm.Metadata, body []byte) {
 	h := rq.w.Header()
-	h["Content-Type"] = jsonContentTypeValue[level]
+	h["Content-Type"] = jsonContentType[level]
 	h["Cache-Control"] = noCacheValue
 	h["X-Content-Type-Options"] = noSniffValue
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}

@@ -1,6 +1,9 @@
 package store
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // CloseGuard gives a backend the contract's Close behaviour: Close waits for the calls in
 // flight, and every call made once Close has begun returns ErrClosed. The zero value is open.
@@ -12,13 +15,16 @@ type CloseGuard struct {
 	inflight sync.WaitGroup
 }
 
-// Enter admits a call, or returns ErrClosed once Close has begun. An admitted call must end
-// with Exit.
-func (g *CloseGuard) Enter() error {
+// Enter admits a call, or returns ErrClosed once Close has begun, or ctx.Err() if ctx is
+// already done. An admitted call must end with Exit.
+func (g *CloseGuard) Enter(ctx context.Context) error {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if g.closed {
 		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	g.inflight.Add(1)
 	return nil

@@ -98,6 +98,20 @@ const (
 	ExpectVersion                    // a record at the key whose Version equals Expect.Version
 )
 
+// Holds reports whether e holds for the record at its key: present tells whether there is
+// one, version is its Version (ignored when absent).
+func (e Expect) Holds(present bool, version int64) bool {
+	switch e.Kind {
+	case ExpectAbsent:
+		return !present
+	case ExpectPresent:
+		return present
+	case ExpectVersion:
+		return present && version == e.Version
+	}
+	return true
+}
+
 // Mutation writes or deletes the record at Key, provided Expect holds.
 type Mutation struct {
 	Key    Key

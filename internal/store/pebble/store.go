@@ -149,17 +149,12 @@ func (slogLogger) Fatalf(format string, args ...any) {
 	panic("pebble: " + msg)
 }
 
-// enter registers an in-flight call, or reports ErrClosed. Every enter is paired with exit.
-
 // Get implements store.Store. A ctx already done returns ctx.Err().
 func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(ctx); err != nil {
 		return store.Record{}, err
 	}
 	defer s.guard.Exit()
-	if err := ctx.Err(); err != nil {
-		return store.Record{}, err
-	}
 	raw, closer, err := s.db.Get(appendKey(nil, key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return store.Record{}, store.ErrNotFound
@@ -180,13 +175,10 @@ func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
 // not call Close. A range whose Start or End lies in another space is rejected with an
 // error.
 func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (bool, error)) (err error) {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(ctx); err != nil {
 		return err
 	}
 	defer s.guard.Exit()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	lower, upper, err := rangeBounds(r)
 	if err != nil {
 		return err
@@ -273,13 +265,10 @@ func rangeBounds(r store.Range) (lower, upper []byte, err error) {
 // of ctx. If the fsync fails, Commit returns that error, and the mutations, already visible
 // to readers, may or may not survive a crash.
 func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(ctx); err != nil {
 		return err
 	}
 	defer s.guard.Exit()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if len(mutations) == 0 {
 		return nil
 	}
@@ -458,28 +447,21 @@ func (s *Store) checkAll(mutations []store.Mutation, keys [][]byte) error {
 // judge reports whether m.Expect holds for the stored value raw (nil when the key is absent),
 // mutations[i] being m: failed is nil if it does, else it describes what is there instead.
 func judge(i int, m store.Mutation, raw []byte) (failed *store.ConditionFailedError, err error) {
-	if raw == nil {
-		if m.Expect.Kind == store.ExpectAbsent || m.Expect.Kind == store.ExpectAnything {
-			return nil, nil
+	var version int64
+	var value []byte
+	if raw != nil {
+		if version, value, err = decodeValue(raw); err != nil {
+			return nil, fmt.Errorf("pebble store: check %v: %w", m.Key, err)
 		}
-		return &store.ConditionFailedError{Index: i}, nil
 	}
-	version, value, err := decodeValue(raw)
-	if err != nil {
-		return nil, fmt.Errorf("pebble store: check %v: %w", m.Key, err)
-	}
-	switch m.Expect.Kind {
-	case store.ExpectAnything, store.ExpectPresent:
+	if m.Expect.Holds(raw != nil, version) {
 		return nil, nil
-	case store.ExpectVersion:
-		if version == m.Expect.Version {
-			return nil, nil
-		}
 	}
-	return &store.ConditionFailedError{
-		Index: i,
-		Found: &store.Record{Key: m.Key, Version: version, Value: bytes.Clone(value)},
-	}, nil
+	failed = &store.ConditionFailedError{Index: i}
+	if raw != nil {
+		failed.Found = &store.Record{Key: m.Key, Version: version, Value: bytes.Clone(value)}
+	}
+	return failed, nil
 }
 
 // judged turns judge's results into one error, without a typed nil in the interface.
@@ -494,13 +476,10 @@ func judged(failed *store.ConditionFailedError, err error) error {
 // is also atomic with respect to commits: none has checked its conditions before the
 // deletion and applied after it. A ctx already done returns ctx.Err().
 func (s *Store) DeleteSpace(ctx context.Context, space string) error {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(ctx); err != nil {
 		return err
 	}
 	defer s.guard.Exit()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	all := make([]int, numStripes)
 	for i := range all {
 		all[i] = i

@@ -54,7 +54,7 @@ func (s flushingStore) DeleteSpace(ctx context.Context, space string) error {
 }
 
 func (s flushingStore) flush() {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(context.Background()); err != nil {
 		return // closed: nothing to flush
 	}
 	defer s.guard.Exit()

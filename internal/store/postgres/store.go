@@ -164,13 +164,10 @@ func bytea(s string) []byte {
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(ctx); err != nil {
 		return store.Record{}, err
 	}
 	defer s.guard.Exit()
-	if err := ctx.Err(); err != nil {
-		return store.Record{}, err
-	}
 	rec := store.Record{Key: key}
 	err := s.retry(ctx, "get", func() error {
 		return s.withConn(ctx, func(conn *pgx.Conn) error {
@@ -198,13 +195,10 @@ func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
 // connection lost after the first page ends the Scan with an error wrapping
 // store.ErrUnavailable: the snapshot cannot be resumed elsewhere.
 func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (bool, error)) error {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(ctx); err != nil {
 		return err
 	}
 	defer s.guard.Exit()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if r.Start.Space != r.Space || (!r.EndUnbounded && r.End.Space != r.Space) {
 		return fmt.Errorf("postgres store: range bounds %v, %v outside space %q", r.Start, r.End, r.Space)
 	}
@@ -328,13 +322,10 @@ func (s *Store) emit(ctx context.Context, conn *pgx.Conn, page []store.Record, f
 // answer within cancelGrace, is the outcome unknown; Commit returns an error saying so, which
 // does not wrap store.ErrUnavailable.
 func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(ctx); err != nil {
 		return err
 	}
 	defer s.guard.Exit()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if len(mutations) == 0 {
 		return nil
 	}
@@ -427,7 +418,11 @@ func lockAndCheck(ctx context.Context, conn *pgx.Conn, mutations []store.Mutatio
 		return err
 	}
 	for i, m := range mutations {
-		if !holds(m.Expect, found[i]) {
+		var version int64
+		if found[i] != nil {
+			version = found[i].Version
+		}
+		if !m.Expect.Holds(found[i] != nil, version) {
 			return &store.ConditionFailedError{Index: i, Found: found[i]}
 		}
 	}
@@ -532,30 +527,14 @@ func valueOf(v []byte) []byte {
 	return v
 }
 
-// holds reports whether e holds for cur, the record at the key (nil if absent).
-func holds(e store.Expect, cur *store.Record) bool {
-	switch e.Kind {
-	case store.ExpectAbsent:
-		return cur == nil
-	case store.ExpectPresent:
-		return cur != nil
-	case store.ExpectVersion:
-		return cur != nil && cur.Version == e.Version
-	}
-	return true
-}
-
 // DeleteSpace implements store.Store with one DELETE, atomic for readers like any
 // transaction. It takes time proportional to the size of the space. An error wrapping
 // store.ErrUnavailable may come after the deletion was applied; repeating it is harmless.
 func (s *Store) DeleteSpace(ctx context.Context, space string) error {
-	if err := s.guard.Enter(); err != nil {
+	if err := s.guard.Enter(ctx); err != nil {
 		return err
 	}
 	defer s.guard.Exit()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	return s.retry(ctx, "delete space", func() error {
 		return s.withConn(ctx, func(conn *pgx.Conn) error {
 			_, err := conn.Exec(ctx, sqlDeleteSpace, bytea(space))
