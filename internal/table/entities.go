@@ -138,7 +138,7 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 		}
 	}
 	if s.tables != nil {
-		name := tableName{account: t.Account, lower: strings.ToLower(t.Name)}
+		name := nameOf(t.Account, t.Name)
 		lock := s.tables.deletionLock(name)
 		lock.RLock()
 		defer lock.RUnlock()

@@ -2,6 +2,7 @@ package table
 
 import (
 	"hash/maphash"
+	"strings"
 	"sync"
 )
 
@@ -31,6 +32,10 @@ type tableCache struct {
 type tableName struct {
 	account string
 	lower   string
+}
+
+func nameOf(account, name string) tableName {
+	return tableName{account: account, lower: strings.ToLower(name)}
 }
 
 // maxCachedTables bounds the cache's memory; an account with more tables than this still

@@ -118,7 +118,7 @@ func (s *Service) Table(ctx context.Context, account, name string) (Table, error
 	if s.tables == nil {
 		return s.loadTable(ctx, account, name)
 	}
-	key := tableName{account: account, lower: strings.ToLower(name)}
+	key := nameOf(account, name)
 	t, generation, ok := s.tables.lookup(key)
 	if ok {
 		return t, nil
@@ -133,7 +133,7 @@ func (s *Service) Table(ctx context.Context, account, name string) (Table, error
 // forgetTable tells the table cache, if any, that the table's record changed.
 func (s *Service) forgetTable(account, name string) {
 	if s.tables != nil {
-		s.tables.forget(tableName{account: account, lower: strings.ToLower(name)})
+		s.tables.forget(nameOf(account, name))
 	}
 }
 
@@ -174,7 +174,7 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 // deleteTableRecord deletes the table's record and returns the space that held its entities.
 func (s *Service) deleteTableRecord(ctx context.Context, account, name string) (space string, err error) {
 	if s.tables != nil {
-		lock := s.tables.deletionLock(tableName{account: account, lower: strings.ToLower(name)})
+		lock := s.tables.deletionLock(nameOf(account, name))
 		lock.Lock()
 		defer lock.Unlock()
 	}
