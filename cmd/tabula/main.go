@@ -28,7 +28,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/bench"
-	"github.com/tabula-dev/tabula/internal/httpapi"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/store/postgres"
@@ -163,7 +163,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	svc := table.New(st)
-	handler := httpapi.New(svc, auth.NewAuthenticator(accounts), log)
+	handler := tablehttp.New(svc, auth.NewAuthenticator(accounts), log)
 	sweepCtx, stopSweeping := context.WithCancel(ctx)
 	defer stopSweeping()
 	go sweepDeletedTables(sweepCtx, svc, log)

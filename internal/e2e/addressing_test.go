@@ -12,7 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/httpapi"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/table"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestHostStyleURLs(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			h := httpapi.New(table.New(b.open(t)), auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()}), nil)
+			h := tablehttp.New(table.New(b.open(t)), auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()}), nil)
 			srv := httptest.NewServer(h)
 			t.Cleanup(srv.Close)
 			local := strings.TrimPrefix(srv.URL, "http://")

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/httpapi"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
 )
@@ -38,7 +38,7 @@ func TestUseDevelopmentStorageWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	srv := &http.Server{Handler: httpapi.New(table.New(st), auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()}), nil)}
+	srv := &http.Server{Handler: tablehttp.New(table.New(st), auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()}), nil)}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	runJSSmoke(t, "UseDevelopmentStorage=true")

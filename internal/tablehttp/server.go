@@ -1,7 +1,7 @@
-// Package httpapi speaks the Table service's HTTP protocol: it resolves the account, checks
+// Package tablehttp speaks the Table service's HTTP protocol: it resolves the account, checks
 // authorization, routes each request to the table service, and writes Azure's responses and
 // errors. It holds no table semantics of its own.
-package httpapi
+package tablehttp
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package httpapi
+package tablehttp
 
 import (
 	"encoding/json"
