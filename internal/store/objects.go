@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Objects keeps large immutable byte sequences — the blocks, pages and appended chunks of
+// blobs — beside the records, for values too large to travel through Commit. An object is
+// written once, read by range any number of times, and deleted once nothing refers to it. The
+// store does not know who refers to an object: the service keeps references in records and
+// decides when to delete. Every backend implements Objects; the suite in store/storetest
+// covers it.
+//
+// Durability is the records' promise: an object is durable when PutObject returns nil, and a
+// deletion when DeleteObjects returns nil. All methods are safe for concurrent use.
+type Objects interface {
+	// PutObject stores the bytes r yields until io.EOF as a new object and returns its id,
+	// chosen by the store and never reused, and its size. Memory use is bounded whatever the
+	// size. If r fails or ctx ends first, the error is returned and no object is visible to
+	// ReadObject; what the attempt wrote may remain until ScanObjects reports it.
+	PutObject(ctx context.Context, r io.Reader) (id string, size int64, err error)
+
+	// ReadObject returns a reader of the n bytes of object id starting at off, which must lie
+	// within the object (off ≥ 0, n ≥ 0, off+n ≤ size). It returns ErrNotFound when there is
+	// no such object. The reader must be closed; reading an object deleted after ReadObject
+	// returned may fail with an error but never yields other bytes.
+	ReadObject(ctx context.Context, id string, off, n int64) (io.ReadCloser, error)
+
+	// DeleteObjects removes the objects; ids that do not exist are ignored.
+	DeleteObjects(ctx context.Context, ids []string) error
+
+	// ScanObjects calls fn with the id and size of every object (including leftovers of failed
+	// PutObject calls) whose writing began before before, in no particular order, until fn
+	// returns false or an error. It lets a sweeper find objects that a crash left unreferenced.
+	ScanObjects(ctx context.Context, before time.Time, fn func(id string, size int64) (more bool, err error)) error
+}
