@@ -116,6 +116,11 @@ func wantCode(t testing.TB, err error, status int, code azerr.Code) {
 	}
 }
 
+func isCode(err error, code azerr.Code) bool {
+	var e *azerr.Error
+	return errors.As(err, &e) && e.Code == code
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
