@@ -154,8 +154,9 @@ func expired(version int64, now time.Time) bool {
 
 // scanHead reads the visible, unexpired message records of q's visible partition at now, in
 // dequeue order, and passes each to take until take returns false. Expired records met on
-// the way go to onExpired, if not nil.
-func (s *Service) scanHead(ctx context.Context, space string, st *messageState, now time.Time,
+// the way go to onExpired, if not nil. want is how many records the caller expects to read,
+// so that a store reading in pages over a network reads no more at first.
+func (s *Service) scanHead(ctx context.Context, space string, st *messageState, now time.Time, want int,
 	take func(store.Record) bool, onExpired func(store.Record)) error {
 	start, sc := st.beginHeadScan()
 	bound := visibleBound(now)
@@ -165,6 +166,7 @@ func (s *Service) scanHead(ctx context.Context, space string, st *messageState, 
 		Space: space,
 		Start: store.Key{Space: space, Partition: visiblePartition, Row: start},
 		End:   store.Key{Space: space, Partition: visiblePartition, Row: bound},
+		Limit: want,
 	}
 	err := s.store.Scan(ctx, r, func(rec store.Record) (bool, error) {
 		if !seen {
@@ -220,7 +222,9 @@ func (s *Service) dequeue(ctx context.Context, space string, st *messageState, n
 	var taken, purged []store.Record
 	var claims []string
 	defer func() { st.unclaim(claims) }()
-	err := s.scanHead(ctx, space, st, now, func(rec store.Record) bool {
+	// The records other calls of this Service are taking lie at the head too, and are
+	// skipped.
+	err := s.scanHead(ctx, space, st, now, n+st.claims(), func(rec store.Record) bool {
 		if st.claim(rec.Key.Row) {
 			claims = append(claims, rec.Key.Row)
 			taken = append(taken, ownRecord(rec))
@@ -297,7 +301,7 @@ func (s *Service) PeekMessages(ctx context.Context, q Queue, n int) ([]Message, 
 	var out []Message
 	err := s.withQueue(ctx, q, func(q Queue, st *messageState) error {
 		var decodeErr error
-		err := s.scanHead(ctx, q.Space, st, s.now().UTC(), func(rec store.Record) bool {
+		err := s.scanHead(ctx, q.Space, st, s.now().UTC(), n, func(rec store.Record) bool {
 			_, id, err := splitRow(rec.Key.Row)
 			if err != nil {
 				decodeErr = err

@@ -125,6 +125,13 @@ func (st *messageState) claim(row string) bool {
 	return true
 }
 
+// claims returns how many rows are being taken.
+func (st *messageState) claims() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.claimed)
+}
+
 func (st *messageState) unclaim(rows []string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
