@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/postgres/pgtest"
 )
 
@@ -342,4 +343,72 @@ func TestClearRacingWorkersLeavesAConsistentQueue(t *testing.T) {
 			t.Fatalf("records %v for %d messages", got, len(left))
 		}
 	})
+}
+
+// hookedStore runs afterScan once a Scan of the visible partition has read its snapshot and
+// before it returns, and beforeCommit before a Commit, as concurrent calls would.
+type hookedStore struct {
+	store.Exclusive
+	afterScan    func()
+	beforeCommit func()
+}
+
+func (h *hookedStore) Commit(ctx context.Context, ms []store.Mutation) error {
+	if f := h.beforeCommit; f != nil {
+		h.beforeCommit = nil
+		f()
+	}
+	return h.Exclusive.Commit(ctx, ms)
+}
+
+func (h *hookedStore) Scan(ctx context.Context, r store.Range, fn func(store.Record) (bool, error)) error {
+	err := h.Exclusive.Scan(ctx, r, fn)
+	if f := h.afterScan; f != nil && r.Start.Partition == visiblePartition {
+		h.afterScan = nil
+		f()
+	}
+	return err
+}
+
+// The head a Get Messages leaves behind may not pass a message whose put committed after
+// the Get's scan read its snapshot: the scan found nothing up to now, but the put is there.
+func TestHeadNeverPassesAMessagePutDuringAScan(t *testing.T) {
+	c := newClock()
+	st := &hookedStore{Exclusive: openPebble(t).(store.Exclusive)}
+	s := New(st, Options{Now: c.Now})
+	q := newQueue(t, s, "jobs")
+	if _, err := s.PutMessage(context.Background(), q, "later", time.Hour, NeverExpires); err != nil {
+		t.Fatal(err)
+	}
+	st.afterScan = func() { put(t, s, q, "racer") }
+	if got := get(t, s, q, 1, time.Minute); len(got) != 0 {
+		t.Fatalf("the first Get saw %q", texts(got))
+	}
+	if got := texts(get(t, s, q, 1, time.Minute)); !slices.Equal(got, []string{"racer"}) {
+		t.Fatalf("after the race: %q, want the message put during the first Get's scan", got)
+	}
+}
+
+// Nor may it pass a message whose put had begun before the scan and committed after it.
+func TestHeadNeverPassesAMessagePutAcrossAScan(t *testing.T) {
+	c := newClock()
+	st := &hookedStore{Exclusive: openPebble(t).(store.Exclusive)}
+	s := New(st, Options{Now: c.Now})
+	q := newQueue(t, s, "jobs")
+	if _, err := s.PutMessage(context.Background(), q, "later", time.Hour, NeverExpires); err != nil {
+		t.Fatal(err)
+	}
+	committing, release := make(chan struct{}), make(chan struct{})
+	st.beforeCommit = func() { close(committing); <-release }
+	putDone := make(chan struct{})
+	go func() { defer close(putDone); put(t, s, q, "racer") }()
+	<-committing // the put has announced its row and waits to commit
+	if got := get(t, s, q, 1, time.Minute); len(got) != 0 {
+		t.Fatalf("the first Get saw %q", texts(got))
+	}
+	close(release)
+	<-putDone
+	if got := texts(get(t, s, q, 1, time.Minute)); !slices.Equal(got, []string{"racer"}) {
+		t.Fatalf("after the race: %q, want the message whose put spanned the first Get's scan", got)
+	}
 }

@@ -46,10 +46,17 @@ type messageState struct {
 
 type insertion struct{ row string }
 
+// headScan is what a scan of the visible partition must not pass: the lowest row of the
+// insertions in flight when it began or begun since (any says whether there was one).
 type headScan struct {
-	inFlight string // lowest row of the insertions in flight when the scan began
-	since    string // lowest row of the insertions begun since the scan began
-	any      bool   // whether inFlight or since is set
+	lowest string
+	any    bool
+}
+
+func (sc *headScan) include(row string) {
+	if !sc.any || row < sc.lowest {
+		sc.lowest, sc.any = row, true
+	}
 }
 
 // beginInsert announces that a commit is about to write a message record at row (or at
@@ -65,9 +72,7 @@ func (st *messageState) beginInsert(row string) (done func()) {
 		st.low = row
 	}
 	for sc := range st.scans {
-		if !sc.any || row < sc.since {
-			sc.since, sc.any = row, true
-		}
+		sc.include(row)
 	}
 	in := &insertion{row: row}
 	st.inserting[in] = struct{}{}
@@ -88,11 +93,8 @@ func (st *messageState) beginHeadScan() (start string, sc *headScan) {
 	defer st.mu.Unlock()
 	sc = &headScan{}
 	for in := range st.inserting {
-		if !sc.any || in.row < sc.inFlight {
-			sc.inFlight, sc.any = in.row, true
-		}
+		sc.include(in.row)
 	}
-	sc.since = sc.inFlight
 	st.scans[sc] = struct{}{}
 	return st.low, sc
 }
@@ -109,7 +111,7 @@ func (st *messageState) endHeadScan(sc *headScan, first string) {
 	// Nothing lived below the start, nothing in the snapshot lay between the start and first,
 	// and what the snapshot missed was in flight or begun since.
 	if sc.any {
-		first = min(first, sc.inFlight, sc.since)
+		first = min(first, sc.lowest)
 	}
 	st.low = max(st.low, first)
 }
