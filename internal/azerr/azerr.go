@@ -89,6 +89,7 @@ const (
 	PrimaryKeyPropertyIsInvalidType         Code = "PrimaryKeyPropertyIsInvalidType"
 	AuthenticationFailed                    Code = "AuthenticationFailed"
 	InvalidAuthenticationInfo               Code = "InvalidAuthenticationInfo"
+	NoAuthenticationInformation             Code = "NoAuthenticationInformation"
 	AuthorizationFailure                    Code = "AuthorizationFailure"
 	AuthorizationPermissionMismatch         Code = "AuthorizationPermissionMismatch"
 	AuthorizationResourceTypeMismatch       Code = "AuthorizationResourceTypeMismatch"
@@ -148,6 +149,7 @@ var defaults = map[Code]defaultOf{
 	PrimaryKeyPropertyIsInvalidType:         {400, "The value of PartitionKey or RowKey must be a string."},
 	AuthenticationFailed:                    {403, "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."},
 	InvalidAuthenticationInfo:               {400, "The authentication information was not provided in the correct format. Verify the value of Authorization header."},
+	NoAuthenticationInformation:             {401, "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."},
 	AuthorizationFailure:                    {403, "This request is not authorized to perform this operation."},
 	AuthorizationPermissionMismatch:         {403, "This request is not authorized to perform this operation using this permission."},
 	AuthorizationResourceTypeMismatch:       {403, "This request is not authorized to perform this operation using this resource type."},

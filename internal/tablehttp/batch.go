@@ -48,7 +48,7 @@ func (s *Server) batch(rq *request) error {
 		} else if !strings.EqualFold(res.table, tableName) {
 			return s.batchFailure(rq, i, azerr.Newf(azerr.InvalidInput, "All operations of a batch must address one table; operation %d addresses %q, operation 0 %q.", i, res.table, tableName))
 		}
-		if err := rq.grant.Authorize(op, res.table, w.Entity.PartitionKey, w.Entity.RowKey); err != nil {
+		if err := rq.grant.Authorize(op, auth.Target{Name: res.table, PartitionKey: w.Entity.PartitionKey, RowKey: w.Entity.RowKey}); err != nil {
 			return err
 		}
 		writes[i] = w
@@ -103,17 +103,17 @@ func (s *Server) batch(rq *request) error {
 }
 
 // decodeBatchWrite reads one changeset operation.
-func (s *Server) decodeBatchWrite(rq *request, p batchwire.Part) (table.Write, auth.Operation, resource, error) {
+func (s *Server) decodeBatchWrite(rq *request, p batchwire.Part) (table.Write, *auth.Operation, resource, error) {
 	method, err := tunnelledMethod(p.Method, p.Header)
 	if err != nil {
-		return table.Write{}, 0, resource{}, err
+		return table.Write{}, nil, resource{}, err
 	}
 	res, err := parseResource(s.batchResourcePath(rq, p.URL))
 	if err != nil {
-		return table.Write{}, 0, resource{}, err
+		return table.Write{}, nil, resource{}, err
 	}
 	if res.kind != resEntity && res.kind != resEntities {
-		return table.Write{}, 0, resource{}, azerr.Newf(azerr.InvalidInput, "A batch operation must address an entity or a table's entities, not %q.", p.RawTarget)
+		return table.Write{}, nil, resource{}, azerr.Newf(azerr.InvalidInput, "A batch operation must address an entity or a table's entities, not %q.", p.RawTarget)
 	}
 	w, op, err := decodeWrite(method, p.Header, p.Body, res)
 	return w, op, res, err
@@ -174,7 +174,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 	if res.kind != resEntity {
 		return azerr.Newf(azerr.InvalidInput, "A query inside a batch must be a point query Table(PartitionKey='...',RowKey='...').")
 	}
-	if err := rq.grant.Authorize(auth.OpQueryEntities, res.table, res.partitionKey, res.rowKey); err != nil {
+	if err := rq.grant.Authorize(auth.OpQueryEntities, auth.Target{Name: res.table, PartitionKey: res.partitionKey, RowKey: res.rowKey}); err != nil {
 		return err
 	}
 	level, err := negotiateHeader(p.Header.Get("Accept"))

@@ -18,29 +18,29 @@ import (
 // decodeWrite turns one entity write request — stand-alone or inside a $batch — into a
 // table.Write and the permission it needs. res is the addressed resource (the table for an
 // insert, the entity otherwise); method is after X-HTTP-Method tunnelling.
-func decodeWrite(method string, h http.Header, body []byte, res resource) (table.Write, auth.Operation, error) {
+func decodeWrite(method string, h http.Header, body []byte, res resource) (table.Write, *auth.Operation, error) {
 	var w table.Write
 	ifMatch, hasIfMatch := headerValue(h, "If-Match")
 	_, hasIfNoneMatch := headerValue(h, "If-None-Match")
 	if hasIfMatch && hasIfNoneMatch {
-		return w, 0, azerr.Newf(azerr.InvalidInput, "Both If-Match and If-None-Match HTTP headers cannot be specified at the same time. Please specify either one of the headers or none of them.")
+		return w, nil, azerr.Newf(azerr.InvalidInput, "Both If-Match and If-None-Match HTTP headers cannot be specified at the same time. Please specify either one of the headers or none of them.")
 	}
 	if hasIfNoneMatch {
-		return w, 0, azerr.Newf(azerr.InvalidInput, "If-None-Match HTTP header cannot be specified for %s operations.", method)
+		return w, nil, azerr.Newf(azerr.InvalidInput, "If-None-Match HTTP header cannot be specified for %s operations.", method)
 	}
 	if hasIfMatch {
 		cond, err := table.ParseIfMatch(ifMatch)
 		if err != nil {
-			return w, 0, err
+			return w, nil, err
 		}
 		w.IfMatch = cond
 	}
-	var op auth.Operation
+	var op *auth.Operation
 	switch {
 	case res.kind == resEntities && method == http.MethodPost:
 		w.Kind, op = table.Insert, auth.OpInsertEntity
 	case res.kind != resEntity:
-		return w, 0, azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s needs an entity address Table(PartitionKey='...',RowKey='...').", method)
+		return w, nil, azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s needs an entity address Table(PartitionKey='...',RowKey='...').", method)
 	case method == http.MethodPut && hasIfMatch:
 		w.Kind, op = table.Replace, auth.OpUpdateEntity
 	case method == http.MethodPut:
@@ -50,22 +50,22 @@ func decodeWrite(method string, h http.Header, body []byte, res resource) (table
 	case method == http.MethodPatch || method == "MERGE":
 		w.Kind, op = table.InsertOrMerge, auth.OpInsertOrMergeEntity
 	case method == http.MethodDelete && !hasIfMatch:
-		return w, 0, azerr.Newf(azerr.MissingRequiredHeader, "A required HTTP header was not specified: Delete Entity needs If-Match (an ETag, or * to delete unconditionally).")
+		return w, nil, azerr.Newf(azerr.MissingRequiredHeader, "A required HTTP header was not specified: Delete Entity needs If-Match (an ETag, or * to delete unconditionally).")
 	case method == http.MethodDelete:
 		w.Kind, op = table.Delete, auth.OpDeleteEntity
 		w.Entity.PartitionKey, w.Entity.RowKey = res.partitionKey, res.rowKey
 		return w, op, nil
 	default:
-		return w, 0, azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s on an entity.", method)
+		return w, nil, azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s on an entity.", method)
 	}
 	d, err := edm.DecodeJSON(body)
 	if err != nil {
-		return w, 0, err
+		return w, nil, err
 	}
 	w.Entity = d.Entity
 	if w.Kind == table.Insert {
 		if !d.HasPartitionKey || !d.HasRowKey {
-			return w, 0, azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: an inserted entity needs PartitionKey and RowKey.")
+			return w, nil, azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: an inserted entity needs PartitionKey and RowKey.")
 		}
 	} else {
 		// The URL names the entity; keys repeated in the body are ignored, as Azurite does
@@ -145,7 +145,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if err != nil {
 		return err
 	}
-	if err := rq.grant.Authorize(op, res.table, w.Entity.PartitionKey, w.Entity.RowKey); err != nil {
+	if err := rq.grant.Authorize(op, auth.Target{Name: res.table, PartitionKey: w.Entity.PartitionKey, RowKey: w.Entity.RowKey}); err != nil {
 		return err
 	}
 	t, err := s.svc.Table(rq.ctx, rq.account, res.table)

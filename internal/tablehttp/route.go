@@ -66,8 +66,8 @@ func (s *Server) route(rq *request) error {
 }
 
 // authorized runs handler if the request's grant allows op.
-func (s *Server) authorized(rq *request, op auth.Operation, table, pk, rk string, handler func(*request) error) error {
-	if err := rq.grant.Authorize(op, table, pk, rk); err != nil {
+func (s *Server) authorized(rq *request, op *auth.Operation, table, pk, rk string, handler func(*request) error) error {
+	if err := rq.grant.Authorize(op, auth.Target{Name: table, PartitionKey: pk, RowKey: rk}); err != nil {
 		return err
 	}
 	return handler(rq)

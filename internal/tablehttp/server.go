@@ -38,7 +38,7 @@ func New(svc *table.Service, authn *auth.Authenticator, log *slog.Logger) *Serve
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	authn.SetPolicyStore(policyStore{svc})
+	authn.SetPolicyStore(auth.Table, policyStore{svc})
 	return &Server{svc: svc, auth: authn, log: log}
 }
 
