@@ -28,11 +28,11 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/bench"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/store/postgres"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 )
 
 func main() { os.Exit(runUntilSignalled(os.Args[1:])) }

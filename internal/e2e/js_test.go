@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 )
 
 // TestJavaScriptSDK runs testdata/js/sdk-smoke.mjs, the official JS SDK (@azure/data-tables)
