@@ -22,12 +22,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/bench"
+	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/store/postgres"
@@ -38,10 +40,26 @@ import (
 func main() { os.Exit(runUntilSignalled(os.Args[1:])) }
 
 // runUntilSignalled runs the command until it ends or SIGINT/SIGTERM asks it to stop, and
-// returns the process exit code.
+// returns the process exit code. A second signal ends the process at once, for when the
+// shutdown takes longer than the operator will wait.
 func runUntilSignalled(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		select {
+		case <-signals:
+		case <-ctx.Done():
+			return
+		}
+		cancel()
+		if sig, ok := <-signals; ok {
+			fmt.Fprintf(os.Stderr, "tabula: second %v: exiting at once\n", sig)
+			os.Exit(1)
+		}
+	}()
 	if err := run(ctx, args, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "tabula:", err)
 		return 1
@@ -57,6 +75,7 @@ type config struct {
 	storeURL  string
 	accounts  string
 	debugAddr string
+	limits    server.Limits
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -69,8 +88,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.debugAddr, "debug-addr", envOr("TABULA_DEBUG_ADDR", ""), "`HOST:PORT` to serve Go's profiler (net/http/pprof) on; off when empty (env TABULA_DEBUG_ADDR)")
+	d := server.DefaultLimits()
+	var envErrs []error
+	durationFlag(fs, &envErrs, &c.limits.HeaderTimeout, "header-timeout", "TABULA_HEADER_TIMEOUT", d.HeaderTimeout, "longest time to receive a request's header block")
+	durationFlag(fs, &envErrs, &c.limits.BodyStallTimeout, "body-stall-timeout", "TABULA_BODY_STALL_TIMEOUT", d.BodyStallTimeout, "longest pause between two pieces of a request body before the request is cut (408)")
+	durationFlag(fs, &envErrs, &c.limits.IdleTimeout, "idle-timeout", "TABULA_IDLE_TIMEOUT", d.IdleTimeout, "closes keep-alive connections idle this long")
+	durationFlag(fs, &envErrs, &c.limits.ShutdownGrace, "shutdown-grace", "TABULA_SHUTDOWN_GRACE", d.ShutdownGrace, "how long a shutdown lets requests in flight finish before closing their connections")
+	intFlag(fs, &envErrs, &c.limits.MaxConnections, "max-connections", "TABULA_MAX_CONNECTIONS", d.MaxConnections, "connections open at once over all endpoints; idle ones are closed to make room, then new ones wait")
+	intFlag(fs, &envErrs, &c.limits.MaxHeaderBytes, "max-header-bytes", "TABULA_MAX_HEADER_BYTES", d.MaxHeaderBytes, "largest request header block accepted")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if len(envErrs) > 0 {
+		return c, envErrs[0]
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -79,6 +109,33 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("--store and --in-memory exclude each other")
 	}
 	return c, nil
+}
+
+// durationFlag defines a duration flag whose default comes from env when set; an env value
+// that does not parse is added to errs, for parseFlags to report.
+func durationFlag(fs *flag.FlagSet, errs *[]error, p *time.Duration, name, env string, def time.Duration, usage string) {
+	if v, ok := os.LookupEnv(env); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("%s=%q: not a duration such as 30s or 2m", env, v))
+		} else {
+			def = d
+		}
+	}
+	fs.DurationVar(p, name, def, "`DURATION`: "+usage+" (env "+env+")")
+}
+
+// intFlag is durationFlag for a positive whole number.
+func intFlag(fs *flag.FlagSet, errs *[]error, p *int, name, env string, def int, usage string) {
+	if v, ok := os.LookupEnv(env); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			*errs = append(*errs, fmt.Errorf("%s=%q: not a positive whole number", env, v))
+		} else {
+			def = n
+		}
+	}
+	fs.IntVar(p, name, def, "`N`: "+usage+" (env "+env+")")
 }
 
 func envOr(name, fallback string) string {
@@ -159,21 +216,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	svc := table.New(st)
-	handler := tablehttp.New(svc, auth.NewAuthenticator(accounts), log)
-	sweepCtx, stopSweeping := context.WithCancel(ctx)
-	defer stopSweeping()
-	go sweepDeletedTables(sweepCtx, svc, log)
-	ln, err := net.Listen("tcp", c.tableAddr)
+	defer closeStore(st, log)
+
+	authn := auth.NewAuthenticator(accounts)
+	tables := table.New(st)
+	group, err := server.Listen(c.limits, log,
+		server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tablehttp.New(tables, authn, log), ErrorBody: tablehttp.ErrorBody},
+	)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	sweepCtx, stopSweeping := context.WithCancel(ctx)
+	defer stopSweeping()
+	go sweepDeletedTables(sweepCtx, tables, log)
 
-	endpoint := "http://" + ln.Addr().String()
+	endpoint := "http://" + group.Addr("table").String()
 	fmt.Fprintf(stdout, "Tabula is serving the Azure Table service, data %s\n", where)
 	for _, a := range accounts {
 		fmt.Fprintf(stdout, "  account %s: %s/%s\n", a.Name, endpoint, a.Name)
@@ -181,7 +239,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	first := accounts[0]
 	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
 		first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
-	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(ln.Addr().String(), ":10002") {
+	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") {
 		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
 	}
 
@@ -199,22 +257,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  profiler: http://%s/debug/pprof/\n", debugLn.Addr())
 	}
 
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		fmt.Fprintln(stdout, "Tabula is shutting down")
+	}()
+	// Serve returns once ctx is done and in-flight requests have finished (each write is
+	// durable before it is acknowledged) or the grace is over; the deferred close of the store
+	// follows.
+	return group.Serve(ctx)
+}
+
+// storeCloseTimeout bounds the store's close at shutdown: a store wedged by a failing disk must
+// not keep the process alive. Everything acknowledged is already durable.
+const storeCloseTimeout = 10 * time.Second
+
+func closeStore(st store.Store, log *slog.Logger) {
+	done := make(chan error, 1)
+	go func() { done <- st.Close() }()
 	select {
-	case err := <-serveErr:
-		return err
-	case <-ctx.Done():
+	case err := <-done:
+		if err != nil {
+			log.Error("closing the store", "err", err)
+		}
+	case <-time.After(storeCloseTimeout):
+		log.Error("the store did not close in time; exiting without waiting for it", "waited", storeCloseTimeout)
 	}
-	// Let in-flight requests finish (each write is durable before it is acknowledged), then
-	// close the store.
-	fmt.Fprintln(stdout, "Tabula is shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
 
 // Deleted tables are swept (see table.Service.SweepDeletedTables) every sweepInterval, once

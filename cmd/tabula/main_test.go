@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -290,5 +292,87 @@ func TestCustomAccountsReplaceTheDevelopmentAccount(t *testing.T) {
 	}
 	if _, err := svc.CreateTable(context.Background(), "mine", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// openUpload starts a request whose body never finishes, on the server at endpoint.
+func openUpload(t *testing.T, endpoint string) net.Conn {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "POST %s/Tables HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\n{", u.Path, u.Host)
+	time.Sleep(200 * time.Millisecond) // the request is in its handler now
+	return c
+}
+
+// waitExit waits for cmd to end and returns its exit code and how long that took.
+func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, time.Since(start)
+	case <-time.After(limit):
+		t.Fatalf("tabula did not exit within %v", limit)
+		return 0, 0
+	}
+}
+
+func TestShutdownWithAStalledUploadEndsCleanlyAfterTheGrace(t *testing.T) {
+	cmd, endpoint := startTabula(t, "--in-memory", "--shutdown-grace", "500ms")
+	openUpload(t, endpoint)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 10*time.Second)
+	if code != 0 || took > 3*time.Second {
+		t.Fatalf("exit code %d after %v, want 0 soon after the 500 ms grace", code, took)
+	}
+}
+
+func TestASecondSignalExitsAtOnce(t *testing.T) {
+	cmd, endpoint := startTabula(t, "--in-memory", "--shutdown-grace", "1m")
+	openUpload(t, endpoint)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 10*time.Second)
+	if code == 0 || took > 2*time.Second {
+		t.Fatalf("exit code %d after %v, want a failure code at once", code, took)
+	}
+}
+
+func TestLimitFlagsAndTheirEnvironment(t *testing.T) {
+	t.Setenv("TABULA_IDLE_TIMEOUT", "45s")
+	t.Setenv("TABULA_MAX_CONNECTIONS", "77")
+	c, err := parseFlags([]string{"--header-timeout", "3s"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.limits.IdleTimeout != 45*time.Second || c.limits.MaxConnections != 77 || c.limits.HeaderTimeout != 3*time.Second {
+		t.Fatalf("limits %+v", c.limits)
+	}
+	t.Setenv("TABULA_BODY_STALL_TIMEOUT", "soon")
+	if _, err := parseFlags(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "TABULA_BODY_STALL_TIMEOUT") {
+		t.Fatalf("a bad duration in the environment: %v", err)
 	}
 }

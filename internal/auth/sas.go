@@ -13,15 +13,6 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 )
 
-// AccessPolicy is a stored access policy: a signed identifier set on a table with Set Table ACL.
-// A zero Start or Expiry, or an empty Permission, means the policy leaves that field to the SAS.
-type AccessPolicy struct {
-	ID         string
-	Start      time.Time
-	Expiry     time.Time
-	Permission string
-}
-
 // PolicyStore looks up the stored access policies a service SAS names with si=: a table's, a
 // container's or a queue's, depending on the service it is attached to.
 type PolicyStore interface {

@@ -22,7 +22,13 @@ type Error struct {
 	Message string
 	// Header holds extra response headers the failure implies (for example WWW-Authenticate).
 	Header http.Header
+	// Details are extra elements the Blob and Queue services' XML error body carries after the
+	// message (HeaderName, QueryParameterName, Reason, ...), in order.
+	Details []Detail
 }
+
+// Detail is one extra element of an XML error body.
+type Detail struct{ Name, Value string }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
 
@@ -111,6 +117,7 @@ const (
 	MissingRequiredXMLNode                  Code = "MissingRequiredXmlNode"
 	RequestBodyTooLarge                     Code = "RequestBodyTooLarge"
 	InternalError                           Code = "InternalError"
+	OperationTimedOut                       Code = "OperationTimedOut"
 	ServerBusy                              Code = "ServerBusy"
 )
 
@@ -170,6 +177,7 @@ var defaults = map[Code]defaultOf{
 	InvalidXMLNodeValue:                     {400, "The value for one of the XML nodes is not in the correct format."},
 	MissingRequiredXMLNode:                  {400, "A required XML node was not specified in the request body."},
 	RequestBodyTooLarge:                     {413, "The request body is too large and exceeds the maximum permissible limit."},
+	OperationTimedOut:                       {500, "The operation could not be completed within the permitted time."},
 	InternalError:                           {500, "The server encountered an internal error. Please retry the request."},
 	ServerBusy:                              {503, "The server is currently unable to receive requests. Please retry your request."},
 }

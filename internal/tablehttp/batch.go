@@ -10,6 +10,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/batchwire"
 	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/table"
 )
 
@@ -21,7 +22,7 @@ func (s *Server) batch(rq *request) error {
 	if err != nil {
 		return err
 	}
-	req, err := batchwire.Decode(rq.r.Header.Get("Content-Type"), body, table.MaxBatchOperations)
+	req, err := batchwire.Decode(rq.R.Header.Get("Content-Type"), body, table.MaxBatchOperations)
 	var ce *batchwire.ChangesetError
 	if errors.As(err, &ce) {
 		return s.batchFailure(rq, ce.Index, ce.Err)
@@ -32,8 +33,8 @@ func (s *Server) batch(rq *request) error {
 	if req.Query != nil {
 		return s.batchQuery(rq, req.Query)
 	}
-	if rq.secondary {
-		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.account)
+	if rq.Secondary {
+		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.Account)
 	}
 	writes := make([]table.Write, len(req.Changeset))
 	prefer := make([]string, len(req.Changeset))
@@ -57,7 +58,7 @@ func (s *Server) batch(rq *request) error {
 	if err := table.ValidateBatch(writes); err != nil {
 		return s.batchFailure(rq, 0, err)
 	}
-	t, err := s.svc.Table(rq.ctx, rq.account, tableName)
+	t, err := s.svc.Table(rq.ctx, rq.Account, tableName)
 	if err != nil {
 		return s.batchFailure(rq, 0, err)
 	}
@@ -76,7 +77,7 @@ func (s *Server) batch(rq *request) error {
 			h["Etag"] = []string{edm.ETag(stored[i].Timestamp)}
 		}
 		if w.Kind == table.Insert {
-			location := []string{rq.baseURL + "/" + entityPath(t.Name, stored[i].PartitionKey, stored[i].RowKey)}
+			location := []string{rq.BaseURL + "/" + entityPath(t.Name, stored[i].PartitionKey, stored[i].RowKey)}
 			h["Location"] = location
 			if prefer[i] != "" {
 				h["Preference-Applied"] = []string{prefer[i]}
@@ -126,14 +127,14 @@ func (s *Server) batchResourcePath(rq *request, u *url.URL) string {
 	if u.Host != "" {
 		host := u.Hostname()
 		if label, _, ok := strings.Cut(host, "."); ok {
-			if name, _ := s.hostedAccount(label); name == rq.account {
+			if name, _ := server.HostedAccount(s.auth, label); name == rq.Account {
 				return path
 			}
 		}
 	}
 	trimmed := strings.TrimPrefix(path, "/")
 	seg, rest, _ := strings.Cut(trimmed, "/")
-	if name, _ := s.hostedAccount(seg); name == rq.account && name != "" {
+	if name, _ := server.HostedAccount(s.auth, seg); name == rq.Account && name != "" {
 		return "/" + rest
 	}
 	return "/" + trimmed
@@ -155,12 +156,12 @@ func (s *Server) batchFailure(rq *request, index int, err error) error {
 	h.Set("DataServiceVersion", "3.0;")
 	h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 	ct, out := batchwire.EncodeChangesetResponse([]batchwire.Response{{
-		Status: e.Status, Header: h, Body: errorBodyWithIndex(e, rq.id, true, index),
+		Status: e.Status, Header: h, Body: errorBodyWithIndex(e, rq.ID, true, index),
 	}})
 	// Not sent by the real service on the 202, but harmless to other SDKs: the Go SDK (v1.4.1)
 	// reads the failing operation's code only from this header, since the multipart body is
 	// not JSON, and otherwise reports a failed transaction without a code.
-	rq.w.Header().Set("x-ms-error-code", string(e.Code))
+	rq.W.Header().Set("x-ms-error-code", string(e.Code))
 	rq.writeBatch(ct, out)
 	return nil
 }
@@ -186,7 +187,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 	h.Set("DataServiceVersion", "3.0;")
 	h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 	resp := batchwire.Response{Header: h}
-	t, err := s.svc.Table(rq.ctx, rq.account, res.table)
+	t, err := s.svc.Table(rq.ctx, rq.Account, res.table)
 	var e edm.Entity
 	if err == nil {
 		e, err = s.svc.Entity(rq.ctx, t, res.partitionKey, res.rowKey)
@@ -196,7 +197,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 		if ae.Code == azerr.InternalError {
 			return err
 		}
-		resp.Status, resp.Body = ae.Status, errorBody(ae, rq.id, true)
+		resp.Status, resp.Body = ae.Status, errorBody(ae, rq.ID, true)
 	} else {
 		opts := entityOptions(rq, t, level)
 		opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
@@ -210,10 +211,10 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 }
 
 func (rq *request) writeBatch(contentType string, body []byte) {
-	h := rq.w.Header()
+	h := rq.W.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Content-Type-Options", "nosniff")
-	rq.w.WriteHeader(http.StatusAccepted)
-	_, _ = rq.w.Write(body)
+	rq.W.WriteHeader(http.StatusAccepted)
+	_, _ = rq.W.Write(body)
 }

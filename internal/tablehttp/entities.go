@@ -2,6 +2,7 @@ package tablehttp
 
 import (
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -99,10 +100,13 @@ func preferReturn(h http.Header) string {
 
 // readBody reads the request body up to Azure's 4 MiB cap.
 func readBody(rq *request) ([]byte, error) {
-	if rq.r.ContentLength > MaxBodyBytes {
+	if rq.R.ContentLength > MaxBodyBytes {
 		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
-	body, err := io.ReadAll(io.LimitReader(rq.r.Body, MaxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(rq.R.Body, MaxBodyBytes+1))
+	if e := (*azerr.Error)(nil); errors.As(err, &e) {
+		return nil, e // the body stalled (internal/server)
+	}
 	if err != nil {
 		return nil, azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: the request body could not be read (%v).", err)
 	}
@@ -117,9 +121,9 @@ func readBody(rq *request) ([]byte, error) {
 // DataServiceId if the client preferred no content. It reports whether it answered; if not,
 // the caller sends 201 with the created resource.
 func (rq *request) createdWithoutContent(location string) bool {
-	h := rq.w.Header()
+	h := rq.W.Header()
 	h.Set("Location", location)
-	prefer := preferReturn(rq.r.Header)
+	prefer := preferReturn(rq.R.Header)
 	if prefer != "" {
 		h.Set("Preference-Applied", prefer)
 	}
@@ -141,14 +145,14 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if err != nil {
 		return err
 	}
-	w, op, err := decodeWrite(method, rq.r.Header, body, res)
+	w, op, err := decodeWrite(method, rq.R.Header, body, res)
 	if err != nil {
 		return err
 	}
 	if err := rq.grant.Authorize(op, auth.Target{Name: res.table, PartitionKey: w.Entity.PartitionKey, RowKey: w.Entity.RowKey}); err != nil {
 		return err
 	}
-	t, err := s.svc.Table(rq.ctx, rq.account, res.table)
+	t, err := s.svc.Table(rq.ctx, rq.Account, res.table)
 	if err != nil {
 		return err
 	}
@@ -156,7 +160,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if err != nil {
 		return err
 	}
-	h := rq.w.Header()
+	h := rq.W.Header()
 	if w.Kind == table.Delete {
 		rq.writeEmpty(http.StatusNoContent)
 		return nil
@@ -166,7 +170,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 		rq.writeEmpty(http.StatusNoContent)
 		return nil
 	}
-	if rq.createdWithoutContent(rq.baseURL + "/" + entityPath(res.table, stored.PartitionKey, stored.RowKey)) {
+	if rq.createdWithoutContent(rq.BaseURL + "/" + entityPath(res.table, stored.PartitionKey, stored.RowKey)) {
 		return nil
 	}
 	opts := entityOptions(rq, t, level)
@@ -176,7 +180,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 }
 
 func entityOptions(rq *request, t table.Table, level edm.Metadata) edm.EncodeOptions {
-	return edm.EncodeOptions{Metadata: level, BaseURL: rq.baseURL, Account: rq.account, Table: t.Name}
+	return edm.EncodeOptions{Metadata: level, BaseURL: rq.BaseURL, Account: rq.Account, Table: t.Name}
 }
 
 // appendObjectStart opens a JSON response object with its odata.metadata member, if any; the
@@ -196,7 +200,7 @@ func metadataURL(rq *request, level edm.Metadata, fragment string) string {
 	if level == edm.NoMetadata {
 		return ""
 	}
-	return rq.baseURL + "/$metadata#" + fragment
+	return rq.BaseURL + "/$metadata#" + fragment
 }
 
 // getEntity serves the point query.
@@ -205,11 +209,11 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	if err != nil {
 		return err
 	}
-	sel, err := odata.ParseSelect(rq.query.Get("$select"))
+	sel, err := odata.ParseSelect(rq.Query.Get("$select"))
 	if err != nil {
 		return err
 	}
-	t, err := s.svc.Table(rq.ctx, rq.account, tableName)
+	t, err := s.svc.Table(rq.ctx, rq.Account, tableName)
 	if err != nil {
 		return err
 	}
@@ -220,7 +224,7 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	opts := entityOptions(rq, t, level)
 	opts.Select = sel
 	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
-	rq.w.Header()["Etag"] = []string{edm.ETag(e.Timestamp)}
+	rq.W.Header()["Etag"] = []string{edm.ETag(e.Timestamp)}
 	rq.writeBuiltJSON(http.StatusOK, level, func(b []byte) []byte { return edm.AppendJSON(b, &e, &opts) })
 	return nil
 }
@@ -232,7 +236,7 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	if err != nil {
 		return err
 	}
-	params := rq.query
+	params := rq.Query
 	var q table.Query
 	if q.Filter, q.Top, err = parseQueryOptions(params); err != nil {
 		return err
@@ -257,7 +261,7 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	if spk, srk, epk, erk, ok := rq.grant.KeyRange(); ok {
 		q.Limit = &table.KeyLimit{StartPK: spk, StartRK: srk, EndPK: epk, EndRK: erk}
 	}
-	t, err := s.svc.Table(rq.ctx, rq.account, tableName)
+	t, err := s.svc.Table(rq.ctx, rq.Account, tableName)
 	if err != nil {
 		return err
 	}
@@ -265,7 +269,7 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	if err != nil {
 		return err
 	}
-	h := rq.w.Header()
+	h := rq.W.Header()
 	// Not Azure headers: they make the design guide's cost ladder visible to whoever looks at
 	// the traffic (which plan the filter allowed, how many entities were read to answer).
 	h["x-tabula-query-plan"] = []string{string(page.Plan)}
