@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"flag"
@@ -76,6 +77,14 @@ type config struct {
 	accounts  string
 	debugAddr string
 	limits    server.Limits
+
+	tls            bool   // HTTPS with a local CA made in dataDir/tls
+	certFile       string // HTTPS with the operator's certificate
+	keyFile        string
+	oauth          string // "" or "basic"
+	oauthJWKS      string // file or URL: verify bearer tokens' signatures
+	oauthIssuers   string
+	oauthAudiences string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -88,6 +97,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.debugAddr, "debug-addr", envOr("TABULA_DEBUG_ADDR", ""), "`HOST:PORT` to serve Go's profiler (net/http/pprof) on; off when empty (env TABULA_DEBUG_ADDR)")
+	fs.BoolVar(&c.tls, "tls", envOr("TABULA_TLS", "") == "true", "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use (env TABULA_TLS=true)")
+	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
+	fs.StringVar(&c.keyFile, "key", envOr("TABULA_KEY", ""), "`FILE`: the PEM private key of --cert (env TABULA_KEY)")
+	fs.StringVar(&c.oauth, "oauth", envOr("TABULA_OAUTH", ""), "`basic`: take bearer (Entra ID) tokens, checking their claims but not their signatures: for local development only (needs HTTPS; env TABULA_OAUTH)")
+	fs.StringVar(&c.oauthJWKS, "oauth-jwks", envOr("TABULA_OAUTH_JWKS", ""), "`FILE|URL` of a JSON Web Key Set: take bearer tokens whose RS256 signatures these keys verify (needs HTTPS; env TABULA_OAUTH_JWKS)")
+	fs.StringVar(&c.oauthIssuers, "oauth-issuer", envOr("TABULA_OAUTH_ISSUER", ""), "`ISS[,ISS...]`: token issuers to accept besides Entra ID's (env TABULA_OAUTH_ISSUER)")
+	fs.StringVar(&c.oauthAudiences, "oauth-audience", envOr("TABULA_OAUTH_AUDIENCE", ""), "`AUD[,AUD...]`: token audiences to accept besides the storage ones (env TABULA_OAUTH_AUDIENCE)")
 	d := server.DefaultLimits()
 	var envErrs []error
 	durationFlag(fs, &envErrs, &c.limits.HeaderTimeout, "header-timeout", "TABULA_HEADER_TIMEOUT", d.HeaderTimeout, "longest time to receive a request's header block")
@@ -107,6 +123,20 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.storeURL != "" && c.inMemory {
 		return c, errors.New("--store and --in-memory exclude each other")
+	}
+	if (c.certFile == "") != (c.keyFile == "") {
+		return c, errors.New("--cert and --key go together")
+	}
+	if c.tls && c.certFile != "" {
+		return c, errors.New("--tls makes a certificate, --cert brings one: choose one")
+	}
+	switch {
+	case c.oauth != "" && c.oauth != "basic":
+		return c, fmt.Errorf("--oauth: want basic, got %q (for verified tokens give --oauth-jwks)", c.oauth)
+	case c.oauth != "" && c.oauthJWKS != "":
+		return c, errors.New("--oauth basic takes tokens unverified, --oauth-jwks verifies them: choose one")
+	case (c.oauth != "" || c.oauthJWKS != "") && !c.tls && c.certFile == "":
+		return c, errors.New("bearer tokens travel over HTTPS only: add --tls (or --cert and --key)")
 	}
 	return c, nil
 }
@@ -220,6 +250,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer closeStore(st, log)
 
 	authn := auth.NewAuthenticator(accounts)
+	if authn.OAuth, err = oauthConfig(ctx, c); err != nil {
+		return err
+	}
+	tlsConfig, caFile, err := loadTLS(c)
+	if err != nil {
+		return err
+	}
 	tables := table.New(st)
 	group, err := server.Listen(c.limits, log,
 		server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tablehttp.New(tables, authn, log), ErrorBody: tablehttp.ErrorBody},
@@ -227,18 +264,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	group.TLS = tlsConfig
 	sweepCtx, stopSweeping := context.WithCancel(ctx)
 	defer stopSweeping()
 	go sweepDeletedTables(sweepCtx, tables, log)
 
-	endpoint := "http://" + group.Addr("table").String()
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	endpoint := scheme + "://" + group.Addr("table").String()
 	fmt.Fprintf(stdout, "Tabula is serving the Azure Table service, data %s\n", where)
 	for _, a := range accounts {
 		fmt.Fprintf(stdout, "  account %s: %s/%s\n", a.Name, endpoint, a.Name)
 	}
+	if tlsConfig != nil {
+		fmt.Fprintln(stdout, "  HTTPS and HTTP are both served on each address")
+		if caFile != "" {
+			fmt.Fprintf(stdout, "  trust the local CA to use HTTPS: %s (e.g. SSL_CERT_FILE=%s or NODE_EXTRA_CA_CERTS=%s)\n", caFile, caFile, caFile)
+		}
+	}
+	switch {
+	case authn.OAuth.Mode == auth.OAuthBasic:
+		fmt.Fprintln(stdout, "  bearer tokens: taken with their claims checked and their signatures NOT checked (--oauth basic: for development only)")
+	case authn.OAuth.Mode == auth.OAuthVerify:
+		fmt.Fprintf(stdout, "  bearer tokens: taken when signed by a key of %s\n", c.oauthJWKS)
+	}
 	first := accounts[0]
-	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
-		first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
+	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
+		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
 	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") {
 		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
 	}
@@ -265,6 +319,49 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// durable before it is acknowledged) or the grace is over; the deferred close of the store
 	// follows.
 	return group.Serve(ctx)
+}
+
+// loadTLS returns the HTTPS configuration c asks for (nil for none) and, for --tls, the file
+// of the local CA clients must trust.
+func loadTLS(c config) (*tls.Config, string, error) {
+	switch {
+	case c.certFile != "":
+		cfg, err := server.LoadTLS(c.certFile, c.keyFile)
+		return cfg, "", err
+	case c.tls:
+		ca, err := server.OpenLocalCA(filepath.Join(c.dataDir, "tls"))
+		if err != nil {
+			return nil, "", fmt.Errorf("--tls: %w", err)
+		}
+		return ca.TLS, ca.CAFile, nil
+	}
+	return nil, "", nil
+}
+
+// oauthConfig returns how bearer tokens are taken.
+func oauthConfig(ctx context.Context, c config) (auth.OAuth, error) {
+	o := auth.OAuth{Issuers: splitComma(c.oauthIssuers), Audiences: splitComma(c.oauthAudiences)}
+	switch {
+	case c.oauth == "basic":
+		o.Mode = auth.OAuthBasic
+	case c.oauthJWKS != "":
+		keys, err := auth.LoadKeySet(ctx, c.oauthJWKS)
+		if err != nil {
+			return o, fmt.Errorf("--oauth-jwks: %w", err)
+		}
+		o.Mode, o.Keys = auth.OAuthVerify, keys
+	}
+	return o, nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // storeCloseTimeout bounds the store's close at shutdown: a store wedged by a failing disk must

@@ -334,7 +334,7 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 	switch t.spr {
 	case "", "https,http", "http,https":
 	case "https":
-		if !r.Secure {
+		if !r.Secure && r.TLSOffered {
 			return nil, azerr.New(azerr.AuthorizationProtocolMismatch)
 		}
 	default:

@@ -183,10 +183,8 @@ func (rq *Request) AuthRequest(service auth.Service) *auth.Request {
 		ContentLength: r.ContentLength,
 		Account:       rq.Account,
 		Path:          path,
-		// Tabula serves plain HTTP; TLS, where used, is terminated in front of it. Judging
-		// spr=https by the local connection would refuse every SAS the SDKs make by default
-		// (they sign spr=https), so the protocol restriction is taken as met.
-		Secure:   true,
-		ClientIP: ClientIP(r),
+		Secure:        r.TLS != nil,
+		TLSOffered:    TLSOffered(r.Context()),
+		ClientIP:      ClientIP(r),
 	}
 }
