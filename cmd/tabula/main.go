@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -28,8 +27,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/bench"
+	"github.com/tabula-dev/tabula/internal/console"
+	"github.com/tabula-dev/tabula/internal/metrics"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
@@ -70,13 +73,13 @@ func runUntilSignalled(args []string) int {
 
 // config is the server's configuration, from flags with environment fallbacks.
 type config struct {
-	tableAddr string
-	dataDir   string
-	inMemory  bool
-	storeURL  string
-	accounts  string
-	debugAddr string
-	limits    server.Limits
+	tableAddr   string
+	dataDir     string
+	inMemory    bool
+	storeURL    string
+	accounts    string
+	consoleAddr string
+	limits      server.Limits
 
 	tls            bool   // HTTPS with a local CA made in dataDir/tls
 	certFile       string // HTTPS with the operator's certificate
@@ -85,6 +88,9 @@ type config struct {
 	oauthJWKS      string // file or URL: verify bearer tokens' signatures
 	oauthIssuers   string
 	oauthAudiences string
+
+	logFormat  string // text or json
+	requestLog string // all, errors, off or 1/N
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -96,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
-	fs.StringVar(&c.debugAddr, "debug-addr", envOr("TABULA_DEBUG_ADDR", ""), "`HOST:PORT` to serve Go's profiler (net/http/pprof) on; off when empty (env TABULA_DEBUG_ADDR)")
+	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: /metrics (Prometheus), /healthz, /readyz, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
 	fs.BoolVar(&c.tls, "tls", envOr("TABULA_TLS", "") == "true", "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use (env TABULA_TLS=true)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
 	fs.StringVar(&c.keyFile, "key", envOr("TABULA_KEY", ""), "`FILE`: the PEM private key of --cert (env TABULA_KEY)")
@@ -104,6 +110,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.oauthJWKS, "oauth-jwks", envOr("TABULA_OAUTH_JWKS", ""), "`FILE|URL` of a JSON Web Key Set: take bearer tokens whose RS256 signatures these keys verify (needs HTTPS; env TABULA_OAUTH_JWKS)")
 	fs.StringVar(&c.oauthIssuers, "oauth-issuer", envOr("TABULA_OAUTH_ISSUER", ""), "`ISS[,ISS...]`: token issuers to accept besides Entra ID's (env TABULA_OAUTH_ISSUER)")
 	fs.StringVar(&c.oauthAudiences, "oauth-audience", envOr("TABULA_OAUTH_AUDIENCE", ""), "`AUD[,AUD...]`: token audiences to accept besides the storage ones (env TABULA_OAUTH_AUDIENCE)")
+	fs.StringVar(&c.logFormat, "log-format", envOr("TABULA_LOG_FORMAT", "text"), "`text|json`: how log lines are written to stderr (env TABULA_LOG_FORMAT)")
+	fs.StringVar(&c.requestLog, "request-log", envOr("TABULA_REQUEST_LOG", "all"), "`all|errors|off|1/N`: which requests get a log line; 1/N logs one in N successful requests and every failed one (env TABULA_REQUEST_LOG)")
 	d := server.DefaultLimits()
 	var envErrs []error
 	durationFlag(fs, &envErrs, &c.limits.HeaderTimeout, "header-timeout", "TABULA_HEADER_TIMEOUT", d.HeaderTimeout, "longest time to receive a request's header block")
@@ -123,6 +131,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.storeURL != "" && c.inMemory {
 		return c, errors.New("--store and --in-memory exclude each other")
+	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return c, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
+	}
+	if _, err := requestLogOf(c.requestLog, nil); err != nil {
+		return c, err
 	}
 	if (c.certFile == "") != (c.keyFile == "") {
 		return c, errors.New("--cert and --key go together")
@@ -246,8 +260,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := newLogger(c.logFormat, stderr)
 	defer closeStore(st, log)
+	logCtx, stopLogging := context.WithCancel(context.Background())
+	defer stopLogging() // after the store's close, which may log
+	requestLog, _ := requestLogOf(c.requestLog, newLogger(c.logFormat, server.NewBufferedWriter(logCtx, stderr)))
 
 	authn := auth.NewAuthenticator(accounts)
 	if authn.OAuth, err = oauthConfig(ctx, c); err != nil {
@@ -264,7 +281,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	group.TLS = tlsConfig
+	group.TLS, group.Log = tlsConfig, requestLog
 	sweepCtx, stopSweeping := context.WithCancel(ctx)
 	defer stopSweeping()
 	go sweepDeletedTables(sweepCtx, tables, log)
@@ -290,25 +307,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case authn.OAuth.Mode == auth.OAuthVerify:
 		fmt.Fprintf(stdout, "  bearer tokens: taken when signed by a key of %s\n", c.oauthJWKS)
 	}
+	if c.consoleAddr != "" {
+		consoleLn, err := net.Listen("tcp", c.consoleAddr)
+		if err != nil {
+			return fmt.Errorf("--console-addr: %w", err)
+		}
+		if sc, ok := st.(interface{ Collector() prometheus.Collector }); ok {
+			metrics.Register(sc.Collector())
+		}
+		consoleSrv := &http.Server{Handler: console.Handler(st), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		go func() { _ = consoleSrv.Serve(consoleLn) }()
+		defer consoleSrv.Close()
+		fmt.Fprintf(stdout, "  console: http://%s/ (metrics at /metrics)\n", consoleLn.Addr())
+	}
+
+	// The connection string comes last: scripts and tests read the banner up to it.
 	first := accounts[0]
 	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
 		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
 	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") {
 		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
-	}
-
-	if c.debugAddr != "" {
-		debugLn, err := net.Listen("tcp", c.debugAddr)
-		if err != nil {
-			return fmt.Errorf("--debug-addr: %w", err)
-		}
-		defer debugLn.Close()
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		go func() { _ = http.Serve(debugLn, mux) }()
-		fmt.Fprintf(stdout, "  profiler: http://%s/debug/pprof/\n", debugLn.Addr())
 	}
 
 	go func() {
@@ -319,6 +337,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// durable before it is acknowledged) or the grace is over; the deferred close of the store
 	// follows.
 	return group.Serve(ctx)
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// requestLogOf reads --request-log: all, errors, off, or 1/N (one in N successful requests and
+// every failure).
+func requestLogOf(spec string, log *slog.Logger) (*server.RequestLog, error) {
+	switch spec {
+	case "all":
+		return &server.RequestLog{Logger: log}, nil
+	case "errors":
+		return &server.RequestLog{Logger: log, ErrorsOnly: true}, nil
+	case "off":
+		return &server.RequestLog{}, nil
+	}
+	if n, ok := strings.CutPrefix(spec, "1/"); ok {
+		if every, err := strconv.ParseUint(n, 10, 64); err == nil && every > 0 {
+			return &server.RequestLog{Logger: log, SampleEvery: every}, nil
+		}
+	}
+	return nil, fmt.Errorf("--request-log: want all, errors, off or 1/N, got %q", spec)
 }
 
 // loadTLS returns the HTTPS configuration c asks for (nil for none) and, for --tls, the file

@@ -102,6 +102,8 @@ type Group struct {
 	// TLS, when set before Serve, makes every endpoint serve HTTPS beside HTTP on the same
 	// address: a connection that opens with a TLS handshake gets TLS, any other plain HTTP.
 	TLS *tls.Config
+	// Log, when set before Serve, says which requests get a log line.
+	Log *RequestLog
 
 	limits    Limits
 	log       *slog.Logger
@@ -147,7 +149,7 @@ func (g *Group) Serve(ctx context.Context) error {
 	failed := make(chan error, len(g.endpoints))
 	for i, e := range g.endpoints {
 		srv := &http.Server{
-			Handler:           guardBody(e.Handler, g.limits.BodyStallTimeout),
+			Handler:           observe(e.Name, guardBody(e.Handler, g.limits.BodyStallTimeout), g.Log),
 			ReadHeaderTimeout: positive(g.limits.HeaderTimeout),
 			IdleTimeout:       positive(g.limits.IdleTimeout),
 			MaxHeaderBytes:    g.limits.MaxHeaderBytes,

@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tabula-dev/tabula/internal/auth"
 	"strings"
 	"time"
+
+	"github.com/tabula-dev/tabula/internal/auth"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"

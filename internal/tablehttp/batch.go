@@ -18,6 +18,7 @@ import (
 // (size, multipart syntax, authorization) are top-level errors; a failing operation is
 // reported inside a 202 envelope with its index, as Azure does, and nothing is applied.
 func (s *Server) batch(rq *request) error {
+	rq.Note("Entity Group Transaction", "")
 	body, err := readBody(rq)
 	if err != nil {
 		return err

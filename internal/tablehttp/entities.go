@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -149,6 +150,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if err != nil {
 		return err
 	}
+	rq.Note(op.Name, res.table)
 	if err := rq.grant.Authorize(op, auth.Target{Name: res.table, PartitionKey: w.Entity.PartitionKey, RowKey: w.Entity.RowKey}); err != nil {
 		return err
 	}
@@ -274,6 +276,7 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	// the traffic (which plan the filter allowed, how many entities were read to answer).
 	h["x-tabula-query-plan"] = []string{string(page.Plan)}
 	h["x-tabula-entities-scanned"] = []string{strconv.Itoa(page.Scanned)}
+	rq.NoteAttrs(slog.String("plan", string(page.Plan)), slog.Int("scanned", page.Scanned), slog.Int("returned", len(page.Entities)))
 	if page.Next != nil {
 		h["x-ms-continuation-NextPartitionKey"] = []string{encodeContinuation(page.Next.PartitionKey)}
 		h["x-ms-continuation-NextRowKey"] = []string{encodeContinuation(page.Next.RowKey)}

@@ -67,6 +67,7 @@ func (s *Server) route(rq *request) error {
 
 // authorized runs handler if the request's grant allows op.
 func (s *Server) authorized(rq *request, op *auth.Operation, table, pk, rk string, handler func(*request) error) error {
+	rq.Note(op.Name, table)
 	if err := rq.grant.Authorize(op, auth.Target{Name: table, PartitionKey: pk, RowKey: rk}); err != nil {
 		return err
 	}
