@@ -37,7 +37,9 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	defer c.s.guard.Exit()
 	m := c.s.db.Metrics()
 	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
-	counter := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v) }
+	counter := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+	}
 	gauge(diskUsage, float64(m.DiskSpaceUsage()))
 	counter(walBytes, float64(m.WAL.BytesWritten))
 	counter(flushes, float64(m.Flush.Count))
