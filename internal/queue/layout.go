@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/store"
 )
 
@@ -241,5 +240,5 @@ func parsePopReceipt(s string) (popReceipt, error) {
 }
 
 func malformedReceipt(s string) error {
-	return azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid. The pop receipt %q is not one this service issued.", s)
+	return invalidParam("popreceipt", s, "not a pop receipt this service issued")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -52,21 +53,52 @@ const maxAttempts = 64
 // its commit small; the expiry sweep removes the rest.
 const maxPurgedPerGet = 128
 
-func outOfRange(param string, value, lowest, highest time.Duration) error {
-	return azerr.Newf(azerr.OutOfRangeQueryParameterValue, "One of the query parameters specified in the request URI is outside the permissible range: %s=%d is not within %d to %d.",
-		param, int64(value/time.Second), int64(lowest/time.Second), int64(highest/time.Second))
+// outOfRange is the 400 for a query parameter outside its range, with the details the real
+// service's body carries (shared/spec/queue.md §5.3).
+func outOfRange(param string, value, lowest, highest int64) error {
+	e := azerr.Newf(azerr.OutOfRangeQueryParameterValue, "One of the query parameters specified in the request URI is outside the permissible range: %s=%d is not within %d to %d.",
+		param, value, lowest, highest)
+	e.Details = []azerr.Detail{
+		{Name: "QueryParameterName", Value: param},
+		{Name: "QueryParameterValue", Value: strconv.FormatInt(value, 10)},
+		{Name: "MinimumAllowed", Value: strconv.FormatInt(lowest, 10)},
+		{Name: "MaximumAllowed", Value: strconv.FormatInt(highest, 10)},
+	}
+	return e
+}
+
+// invalidParam is the 400 for a query parameter whose value is not acceptable, with the
+// details Azure's body carries.
+func invalidParam(param, value, reason string) error {
+	e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: %s=%s: %s.", param, value, reason)
+	e.Details = []azerr.Detail{
+		{Name: "QueryParameterName", Value: param},
+		{Name: "QueryParameterValue", Value: value},
+		{Name: "Reason", Value: reason},
+	}
+	return e
+}
+
+// checkTimeout checks a visibility timeout against [lowest, MaxVisibilityTimeout].
+func checkTimeout(timeout, lowest time.Duration) error {
+	if timeout < lowest || timeout > MaxVisibilityTimeout {
+		return outOfRange("visibilitytimeout", int64(timeout/time.Second), int64(lowest/time.Second), int64(MaxVisibilityTimeout/time.Second))
+	}
+	return nil
 }
 
 func checkMessageSize(text string) error {
 	if len(text) > MaxMessageSize {
-		return azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit: the message text is %d bytes of UTF-8, at most %d.", len(text), MaxMessageSize)
+		e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit: the message text is %d bytes of UTF-8, at most %d.", len(text), MaxMessageSize)
+		e.Details = []azerr.Detail{{Name: "MaxLimit", Value: strconv.Itoa(MaxMessageSize)}}
+		return e
 	}
 	return nil
 }
 
 func checkCount(n int) error {
 	if n < 1 || n > MaxMessagesPerGet {
-		return azerr.Newf(azerr.OutOfRangeQueryParameterValue, "One of the query parameters specified in the request URI is outside the permissible range: numofmessages=%d is not within 1 to %d.", n, MaxMessagesPerGet)
+		return outOfRange("numofmessages", int64(n), 1, MaxMessagesPerGet)
 	}
 	return nil
 }
@@ -93,14 +125,15 @@ func (s *Service) withQueue(ctx context.Context, q Queue, fn func(q Queue, st *m
 // after timeToLive (at least a second and longer than visibilityTimeout, or NeverExpires).
 // The returned Message carries a pop receipt valid until the message is first dequeued.
 func (s *Service) PutMessage(ctx context.Context, q Queue, text string, visibilityTimeout, timeToLive time.Duration) (Message, error) {
-	if visibilityTimeout < 0 || visibilityTimeout > MaxVisibilityTimeout {
-		return Message{}, outOfRange("visibilitytimeout", visibilityTimeout, 0, MaxVisibilityTimeout)
+	if err := checkTimeout(visibilityTimeout, 0); err != nil {
+		return Message{}, err
 	}
+	ttl := strconv.FormatInt(int64(timeToLive/time.Second), 10)
 	if timeToLive != NeverExpires && timeToLive < time.Second {
-		return Message{}, azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: messagettl=%d must be -1 or at least 1.", int64(timeToLive/time.Second))
+		return Message{}, invalidParam("messagettl", ttl, "messagettl must be -1 (never expires) or at least 1")
 	}
 	if timeToLive != NeverExpires && visibilityTimeout >= timeToLive {
-		return Message{}, azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: messagettl must be greater than visibilitytimeout.")
+		return Message{}, invalidParam("messagettl", ttl, "messagettl must be greater than visibilitytimeout")
 	}
 	if err := checkMessageSize(text); err != nil {
 		return Message{}, err
@@ -197,8 +230,8 @@ func (s *Service) GetMessages(ctx context.Context, q Queue, n int, visibilityTim
 	if err := checkCount(n); err != nil {
 		return nil, err
 	}
-	if visibilityTimeout < time.Second || visibilityTimeout > MaxVisibilityTimeout {
-		return nil, outOfRange("visibilitytimeout", visibilityTimeout, time.Second, MaxVisibilityTimeout)
+	if err := checkTimeout(visibilityTimeout, time.Second); err != nil {
+		return nil, err
 	}
 	var out []Message
 	err := s.withQueue(ctx, q, func(q Queue, st *messageState) error {
@@ -376,8 +409,8 @@ func (s *Service) DeleteMessage(ctx context.Context, q Queue, id, receipt string
 // its text. It returns the message's new pop receipt and TimeNextVisible (the other fields
 // unset); the old receipt no longer works. DequeueCount does not change.
 func (s *Service) UpdateMessage(ctx context.Context, q Queue, id, receipt string, text *string, visibilityTimeout time.Duration) (Message, error) {
-	if visibilityTimeout < 0 || visibilityTimeout > MaxVisibilityTimeout {
-		return Message{}, outOfRange("visibilitytimeout", visibilityTimeout, 0, MaxVisibilityTimeout)
+	if err := checkTimeout(visibilityTimeout, 0); err != nil {
+		return Message{}, err
 	}
 	if text != nil {
 		if err := checkMessageSize(*text); err != nil {
@@ -411,8 +444,8 @@ func (s *Service) UpdateMessage(ctx context.Context, q Queue, id, receipt string
 		if visible.After(expiration) {
 			// Azure documents the rule but not its code; 400 InvalidQueryParameterValue is
 			// what Put Message's like rule (timeout not below the time to live) answers.
-			return azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: visibilitytimeout=%d would make the message visible after it expires (%s).",
-				int64(visibilityTimeout/time.Second), expiration.Format(time.RFC1123))
+			return invalidParam("visibilitytimeout", strconv.FormatInt(int64(visibilityTimeout/time.Second), 10),
+				"the message would become visible after it expires, at "+expiration.Format(time.RFC1123))
 		}
 		v, err := decodeMessageValue(rec)
 		if err != nil {

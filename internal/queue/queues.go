@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/store"
 )
@@ -34,22 +35,9 @@ type Queue struct {
 	// removing them was interrupted.
 	Space    string         `json:"space"`
 	Metadata Metadata       `json:"metadata,omitempty"`
-	Policies []AccessPolicy `json:"policies,omitempty"`
+	Policies []auth.AccessPolicy `json:"policies,omitempty"`
 	version  int64
 }
-
-// AccessPolicy is one signed identifier of a queue's ACL. Zero times and an empty Permission
-// mean the element was absent.
-type AccessPolicy struct {
-	ID         string    `json:"id"`
-	Start      time.Time `json:"start,omitzero"`
-	Expiry     time.Time `json:"expiry,omitzero"`
-	Permission string    `json:"permission,omitempty"`
-	HasPolicy  bool      `json:"hasPolicy,omitempty"`
-}
-
-// MaxStoredPolicies is Azure's limit of stored access policies per queue.
-const MaxStoredPolicies = 5
 
 // ValidateQueueName applies Azure's queue-name rules: 3-63 characters of a-z, 0-9 and '-',
 // starting and ending with a letter or digit, without "--". Length is checked first (400
@@ -211,10 +199,11 @@ func (s *Service) SetQueueMetadata(ctx context.Context, account, name string, md
 	return s.updateQueue(ctx, account, name, func(q *Queue) { q.Metadata = md })
 }
 
-// SetQueuePolicies replaces a queue's stored access policies (Set Queue ACL).
-func (s *Service) SetQueuePolicies(ctx context.Context, account, name string, policies []AccessPolicy) error {
-	if len(policies) > MaxStoredPolicies {
-		return azerr.Newf(azerr.InvalidXMLDocument, "XML specified is not syntactically valid: a queue has at most %d stored access policies, not %d.", MaxStoredPolicies, len(policies))
+// SetQueuePolicies replaces a queue's stored access policies (Set Queue ACL), at most
+// auth.MaxStoredPolicies of them.
+func (s *Service) SetQueuePolicies(ctx context.Context, account, name string, policies []auth.AccessPolicy) error {
+	if len(policies) > auth.MaxStoredPolicies {
+		return azerr.Newf(azerr.InvalidXMLDocument, "XML specified is not syntactically valid: a queue has at most %d stored access policies, not %d.", auth.MaxStoredPolicies, len(policies))
 	}
 	return s.updateQueue(ctx, account, name, func(q *Queue) { q.Policies = policies })
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 )
 
@@ -221,7 +222,7 @@ func TestQueueMetadataAndPoliciesAreReplacedWhole(t *testing.T) {
 			t.Fatalf("metadata %+v", q.Metadata)
 		}
 		start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-		policies := []AccessPolicy{{ID: "readers", Start: start, Expiry: start.Add(time.Hour), Permission: "rp", HasPolicy: true}, {ID: "bare"}}
+		policies := []auth.AccessPolicy{{ID: "readers", Start: start, Expiry: start.Add(time.Hour), Permission: "rp", HasPolicy: true}, {ID: "bare"}}
 		must(t, s.SetQueuePolicies(ctx, "acct", "jobs", policies))
 		q, err = s.Queue(ctx, "acct", "jobs")
 		must(t, err)
@@ -231,7 +232,7 @@ func TestQueueMetadataAndPoliciesAreReplacedWhole(t *testing.T) {
 		if !q.Metadata.Equal(Metadata{{"c", "3"}}) {
 			t.Fatal("setting policies changed the metadata")
 		}
-		six := make([]AccessPolicy, 6)
+		six := make([]auth.AccessPolicy, 6)
 		for i := range six {
 			six[i].ID = fmt.Sprint(i)
 		}

@@ -24,9 +24,12 @@
 package queue
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/serviceprops"
 	"github.com/tabula-dev/tabula/internal/store"
 )
 
@@ -44,6 +47,8 @@ type Service struct {
 	queues *queueCache
 	// messages holds the in-memory state of recently used queues.
 	messages *messageStates
+	// props keeps each account's Queue service properties.
+	props *serviceprops.Store
 	// lastInserted makes the insertion times (microseconds) this Service gives strictly
 	// increasing, so that messages it puts in the same microsecond still leave in order.
 	lastInserted atomic.Int64
@@ -57,7 +62,7 @@ type Options struct {
 
 // New returns a Service over st.
 func New(st store.Store, opts Options) *Service {
-	s := &Service{store: st, now: opts.Now, messages: newMessageStates()}
+	s := &Service{store: st, now: opts.Now, messages: newMessageStates(), props: serviceprops.NewStore(st, auth.Queue)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -78,4 +83,19 @@ func (s *Service) insertionTime(now time.Time) time.Time {
 			return time.UnixMicro(next).UTC()
 		}
 	}
+}
+
+// ServiceProperties returns the account's Queue service settings (Get Queue Service
+// Properties).
+func (s *Service) ServiceProperties(ctx context.Context, account string) (serviceprops.Properties, error) {
+	return s.props.Get(ctx, account)
+}
+
+// SetServiceProperties replaces the account's Queue service settings with what update makes
+// of the current ones (Set Queue Service Properties: elements the request omits are kept).
+func (s *Service) SetServiceProperties(ctx context.Context, account string, update func(*serviceprops.Properties)) error {
+	return s.props.Update(ctx, account, func(p *serviceprops.Properties) error {
+		update(p)
+		return nil
+	})
 }
