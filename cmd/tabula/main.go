@@ -1,6 +1,6 @@
-// Command tabula serves the Azure Table service.
+// Command tabula serves the Azure Table and Queue services.
 //
-//	tabula [flags]          serve (defaults: 127.0.0.1:10002, account devstoreaccount1)
+//	tabula [flags]          serve (defaults: tables on 127.0.0.1:10002, queues on 127.0.0.1:10001, account devstoreaccount1)
 //	tabula bench [flags]    load-test any Azure Table endpoint (tabula bench --help)
 //
 // Every flag can also be set through the environment variable named in its help.
@@ -35,6 +35,8 @@ import (
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/metrics"
+	"github.com/tabula-dev/tabula/internal/queue"
+	"github.com/tabula-dev/tabula/internal/queuehttp"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
@@ -77,6 +79,7 @@ func runUntilSignalled(args []string) int {
 // config is the server's configuration, from flags with environment fallbacks.
 type config struct {
 	tableAddr   string
+	queueAddr   string
 	dataDir     string
 	inMemory    bool
 	storeURL    string
@@ -108,6 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
 	var envErrsPre []error
 	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
+	fs.StringVar(&c.queueAddr, "queue-addr", envOr("TABULA_QUEUE_ADDR", "127.0.0.1:10001"), "`HOST:PORT` to serve the queue endpoint on (env TABULA_QUEUE_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
 	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
@@ -313,8 +317,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.throttle {
 		tableHandler.Throttle = throttle.New(float64(c.partitionRate), float64(c.accountRate))
 	}
+	queues := queue.New(st, queue.Options{})
+	queueHandler := queuehttp.New(queues, authn, log)
 	group, err := server.Listen(c.limits, log,
 		server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody},
+		server.Endpoint{Name: "queue", Addr: c.queueAddr, Handler: queueHandler, ErrorBody: queuehttp.ErrorBody},
 	)
 	if err != nil {
 		return err
@@ -323,15 +330,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sweepCtx, stopSweeping := context.WithCancel(ctx)
 	defer stopSweeping()
 	go sweepDeletedTables(sweepCtx, tables, log)
+	go sweepQueues(sweepCtx, queues, log)
 
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
 	}
 	endpoint := scheme + "://" + group.Addr("table").String()
-	fmt.Fprintf(stdout, "Tabula is serving the Azure Table service, data %s\n", where)
+	queueEndpoint := scheme + "://" + group.Addr("queue").String()
+	fmt.Fprintf(stdout, "Tabula is serving the Azure Table and Queue services, data %s\n", where)
 	for _, a := range accounts {
-		fmt.Fprintf(stdout, "  account %s: %s/%s\n", a.Name, endpoint, a.Name)
+		fmt.Fprintf(stdout, "  account %s: %s/%s (tables), %s/%s (queues)\n", a.Name, endpoint, a.Name, queueEndpoint, a.Name)
 	}
 	if tlsConfig != nil {
 		fmt.Fprintln(stdout, "  HTTPS and HTTP are both served on each address")
@@ -367,9 +376,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The connection string comes last: scripts and tests read the banner up to it.
 	first := accounts[0]
-	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
-		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
-	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") {
+	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;QueueEndpoint=%s/%s;\n",
+		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name, queueEndpoint, first.Name)
+	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") && strings.HasSuffix(queueEndpoint, ":10001") {
 		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
 	}
 

@@ -61,7 +61,7 @@ func startTabulaOutput(t *testing.T, args ...string) (*exec.Cmd, serverOutput) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, append([]string{"--table-addr", "127.0.0.1:0", "--console-addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(exe, append([]string{"--table-addr", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--console-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "TABULA_TEST_SERVE=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -1,0 +1,256 @@
+package queuehttp
+
+import (
+	"bytes"
+	"encoding/xml"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/queue"
+)
+
+// xmlQueueMessage is the body of Put Message and Update Message.
+type xmlQueueMessage struct {
+	XMLName     xml.Name `xml:"QueueMessage"`
+	MessageText *string  `xml:"MessageText"`
+}
+
+// parseMessageText reads a <QueueMessage> body and returns its text, XML-decoded, or nil when
+// the body has no MessageText element.
+func parseMessageText(body []byte) (*string, error) {
+	var x xmlQueueMessage
+	if err := xml.Unmarshal(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), &x); err != nil {
+		return nil, azerr.Newf(azerr.InvalidXMLDocument, "XML specified is not syntactically valid: %v.", err)
+	}
+	return x.MessageText, nil
+}
+
+// seconds turns a count of seconds from the query string into a Duration, saturating where
+// a Duration ends (292 years: no limit of the service lies near).
+func seconds(n int64) time.Duration {
+	const most = math.MaxInt64 / int64(time.Second)
+	return time.Duration(max(-most, min(n, most))) * time.Second
+}
+
+// timeoutParam reads a visibilitytimeout in [lowest, 7 days], def when absent.
+func timeoutParam(rq *request, lowest, def int64) (time.Duration, error) {
+	n, err := intParamOr(rq.Query, "visibilitytimeout", def)
+	if err != nil {
+		return 0, err
+	}
+	if highest := int64(queue.MaxVisibilityTimeout / time.Second); n < lowest || n > highest {
+		return 0, outOfRange("visibilitytimeout", n, lowest, highest)
+	}
+	return seconds(n), nil
+}
+
+// neverExpiresVersion is the first x-ms-version that takes messagettl=-1 and times to live
+// beyond seven days (queue.md §2.1).
+const neverExpiresVersion = "2017-07-29"
+
+func (s *Server) putMessage(rq *request, name string) error {
+	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
+	if err != nil {
+		return err
+	}
+	visibility, err := timeoutParam(rq, 0, 0)
+	if err != nil {
+		return err
+	}
+	ttlSeconds, err := intParamOr(rq.Query, "messagettl", int64(queue.DefaultTimeToLive/time.Second))
+	if err != nil {
+		return err
+	}
+	ttl := seconds(ttlSeconds)
+	switch {
+	case ttlSeconds == -1:
+		ttl = queue.NeverExpires
+	case ttlSeconds < -1:
+		ttl = 0 // refused by the service as the invalid value it is
+	}
+	if rq.Version != "" && rq.Version < neverExpiresVersion && (ttl == queue.NeverExpires || ttl > queue.DefaultTimeToLive) {
+		return outOfRange("messagettl", ttlSeconds, 1, int64(queue.DefaultTimeToLive/time.Second))
+	}
+	body, err := readBody(rq)
+	if err != nil {
+		return err
+	}
+	text, err := parseMessageText(body)
+	if err != nil {
+		return err
+	}
+	if text == nil {
+		return azerr.Newf(azerr.InvalidXMLDocument, "XML specified is not syntactically valid: the body needs a <QueueMessage> with a <MessageText>.")
+	}
+	m, err := s.svc.PutMessage(rq.ctx, q, *text, visibility, ttl)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	b.WriteString(xmlHeader + "<QueueMessagesList><QueueMessage>")
+	elem(&b, "MessageId", m.ID)
+	elem(&b, "InsertionTime", httpTime(m.InsertionTime))
+	elem(&b, "ExpirationTime", httpTime(m.ExpirationTime))
+	elem(&b, "PopReceipt", m.PopReceipt)
+	elem(&b, "TimeNextVisible", httpTime(m.TimeNextVisible))
+	b.WriteString("</QueueMessage></QueueMessagesList>")
+	rq.writeXML(http.StatusCreated, b.Bytes(), false)
+	return nil
+}
+
+func (s *Server) getMessages(rq *request, name string) error {
+	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
+	if err != nil {
+		return err
+	}
+	n, err := countParam(rq)
+	if err != nil {
+		return err
+	}
+	visibility, err := timeoutParam(rq, 1, int64(queue.DefaultGetVisibilityTimeout/time.Second))
+	if err != nil {
+		return err
+	}
+	ms, err := s.svc.GetMessages(rq.ctx, q, n, visibility)
+	if err != nil {
+		return err
+	}
+	rq.writeXML(http.StatusOK, appendMessages(nil, ms, false), true)
+	return nil
+}
+
+// peekMessages answers Peek Messages; a visibilitytimeout sent with peekonly is ignored
+// (queue.md §5.4).
+func (s *Server) peekMessages(rq *request, name string) error {
+	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
+	if err != nil {
+		return err
+	}
+	n, err := countParam(rq)
+	if err != nil {
+		return err
+	}
+	ms, err := s.svc.PeekMessages(rq.ctx, q, n)
+	if err != nil {
+		return err
+	}
+	rq.writeXML(http.StatusOK, appendMessages(nil, ms, true), true)
+	return nil
+}
+
+// countParam reads numofmessages, 1 to 32, default 1.
+func countParam(rq *request) (int, error) {
+	n, err := intParamOr(rq.Query, "numofmessages", 1)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 || n > queue.MaxMessagesPerGet {
+		return 0, outOfRange("numofmessages", n, 1, queue.MaxMessagesPerGet)
+	}
+	return int(n), nil
+}
+
+// appendMessages appends the <QueueMessagesList> of Get or Peek Messages.
+func appendMessages(b []byte, ms []queue.Message, peeked bool) []byte {
+	buf := bytes.NewBuffer(b)
+	buf.WriteString(xmlHeader)
+	if len(ms) == 0 {
+		buf.WriteString("<QueueMessagesList />")
+		return buf.Bytes()
+	}
+	buf.WriteString("<QueueMessagesList>")
+	for _, m := range ms {
+		buf.WriteString("<QueueMessage>")
+		elem(buf, "MessageId", m.ID)
+		elem(buf, "InsertionTime", httpTime(m.InsertionTime))
+		elem(buf, "ExpirationTime", httpTime(m.ExpirationTime))
+		if !peeked {
+			elem(buf, "PopReceipt", m.PopReceipt)
+			elem(buf, "TimeNextVisible", httpTime(m.TimeNextVisible))
+		}
+		elem(buf, "DequeueCount", strconv.FormatInt(m.DequeueCount, 10))
+		elem(buf, "MessageText", m.Text)
+		buf.WriteString("</QueueMessage>")
+	}
+	buf.WriteString("</QueueMessagesList>")
+	return buf.Bytes()
+}
+
+func (s *Server) clearMessages(rq *request, name string) error {
+	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.ClearMessages(rq.ctx, q); err != nil {
+		return err
+	}
+	rq.writeEmpty(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deleteMessage(rq *request, name, id string) error {
+	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
+	if err != nil {
+		return err
+	}
+	if !rq.Query.Has("popreceipt") {
+		return missingParam("popreceipt")
+	}
+	if err := s.svc.DeleteMessage(rq.ctx, q, id, rq.Query.Get("popreceipt")); err != nil {
+		return err
+	}
+	rq.writeEmpty(http.StatusNoContent)
+	return nil
+}
+
+// updateMessage answers Update Message. A request without a body (Content-Length: 0, or a
+// body without MessageText) changes only the visibility.
+func (s *Server) updateMessage(rq *request, name, id string) error {
+	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
+	if err != nil {
+		return err
+	}
+	if !rq.Query.Has("popreceipt") {
+		return missingParam("popreceipt")
+	}
+	if !rq.Query.Has("visibilitytimeout") {
+		return missingParam("visibilitytimeout")
+	}
+	visibility, err := timeoutParam(rq, 0, 0)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(rq)
+	if err != nil {
+		return err
+	}
+	var text *string
+	if len(bytes.TrimSpace(body)) > 0 {
+		if text, err = parseMessageText(body); err != nil {
+			return err
+		}
+	}
+	m, err := s.svc.UpdateMessage(rq.ctx, q, id, rq.Query.Get("popreceipt"), text, visibility)
+	if err != nil {
+		return err
+	}
+	h := rq.W.Header()
+	h["x-ms-popreceipt"] = []string{m.PopReceipt}
+	h["x-ms-time-next-visible"] = []string{httpTime(m.TimeNextVisible)}
+	rq.writeEmpty(http.StatusNoContent)
+	return nil
+}
+
+// httpTime is how the Queue service writes times: RFC 1123, whole seconds, GMT.
+func httpTime(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+
+// elem appends <name>value</name>, value escaped. Escaping \r and \n as character references
+// keeps them exact: an XML reader would otherwise normalise line ends.
+func elem(b *bytes.Buffer, name, value string) {
+	b.WriteString("<" + name + ">")
+	_ = xml.EscapeText(b, []byte(value))
+	b.WriteString("</" + name + ">")
+}
