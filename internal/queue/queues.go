@@ -33,8 +33,8 @@ type Queue struct {
 	// Space is the store space holding the queue's messages. Each creation gets a fresh
 	// space, so a queue deleted and created again never sees the old messages, even if
 	// removing them was interrupted.
-	Space    string         `json:"space"`
-	Metadata Metadata       `json:"metadata,omitempty"`
+	Space    string              `json:"space"`
+	Metadata Metadata            `json:"metadata,omitempty"`
 	Policies []auth.AccessPolicy `json:"policies,omitempty"`
 	version  int64
 }
