@@ -193,7 +193,7 @@ func (s *Server) listQueues(rq *request) error {
 	}
 	var b bytes.Buffer
 	b.WriteString(xmlHeader + `<EnumerationResults ServiceEndpoint="`)
-	_ = xml.EscapeText(&b, []byte(rq.BaseURL+"/"))
+	_ = xml.EscapeText(&b, []byte(rq.BaseURL+"/")) // an attribute: quotes escaped too
 	b.WriteString(`">`)
 	if q.Has("prefix") {
 		elem(&b, "Prefix", q.Get("prefix"))
