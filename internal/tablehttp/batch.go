@@ -197,7 +197,9 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 		if ae.Code == azerr.InternalError {
 			return err
 		}
-		resp.Status, resp.Body = ae.Status, errorBody(ae, rq.ID, true)
+		// The query is operation 0 of the batch: its failure carries the same "0:" prefix as
+		// a failing change-set operation.
+		resp.Status, resp.Body = ae.Status, errorBodyWithIndex(ae, rq.ID, true, 0)
 	} else {
 		opts := entityOptions(rq, t, level)
 		opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
