@@ -333,27 +333,34 @@ func TestSecondaryEndpointIsAReadOnlyReplica(t *testing.T) {
 	s := newRawServer(t)
 	s.createTable("replica")
 	s.do("POST", "/replica", nil, `{"PartitionKey":"p","RowKey":"r"}`)
-	// Requests to the secondary sign with the primary account name but address
-	// /devstoreaccount1-secondary.
-	send := func(method, path, body string) *http.Response {
-		req, _ := http.NewRequest(method, s.srv.URL+"/devstoreaccount1-secondary"+path, strings.NewReader(body))
-		date := time.Now().UTC().Format(http.TimeFormat)
-		req.Header.Set("x-ms-date", date)
-		req.Header.Set("x-ms-version", "2019-02-02")
-		req.Header.Set("Accept", "application/json;odata=nometadata")
-		req.Header.Set("Authorization", "SharedKeyLite devstoreaccount1:"+auth.SignSharedKeyLite(s.key, date, "/devstoreaccount1/devstoreaccount1"+path))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
-	}
-	if resp := send("GET", "/replica(PartitionKey='p',RowKey='r')", ""); resp.StatusCode != 200 {
+	if resp := s.doSecondary("GET", "/replica(PartitionKey='p',RowKey='r')", ""); resp.StatusCode != 200 {
 		t.Fatalf("read from the secondary: %d", resp.StatusCode)
 	}
-	resp := send("POST", "/replica", `{"PartitionKey":"p","RowKey":"s"}`)
+	resp := s.doSecondary("POST", "/replica", `{"PartitionKey":"p","RowKey":"s"}`)
 	if resp.StatusCode != 403 || errorCode(t, resp) != "InsufficientAccountPermissions" {
 		t.Fatalf("write to the secondary: %d", resp.StatusCode)
 	}
+}
+
+// doSecondary sends a request to the -secondary endpoint, path-style: it addresses
+// /devstoreaccount1-secondary but is signed with the primary account name and path, as clients
+// sign secondary requests.
+func (s *rawServer) doSecondary(method, path, body string) *http.Response {
+	s.t.Helper()
+	req, _ := http.NewRequest(method, s.srv.URL+"/devstoreaccount1-secondary"+path, strings.NewReader(body))
+	date := time.Now().UTC().Format(http.TimeFormat)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("x-ms-version", "2019-02-02")
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	resource := "/devstoreaccount1/devstoreaccount1" + req.URL.EscapedPath()[len("/devstoreaccount1-secondary"):]
+	if comp := req.URL.Query().Get("comp"); comp != "" {
+		resource += "?comp=" + comp
+	}
+	req.Header.Set("Authorization", "SharedKeyLite devstoreaccount1:"+auth.SignSharedKeyLite(s.key, date, resource))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { resp.Body.Close() })
+	return resp
 }

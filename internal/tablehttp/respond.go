@@ -1,7 +1,6 @@
 package tablehttp
 
 import (
-	"encoding/xml"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -119,7 +118,8 @@ func errorBodyWithIndex(e *azerr.Error, requestID string, asJSON bool, index int
 	if index >= 0 {
 		msg = strconv.Itoa(index) + ":" + msg
 	}
-	msg += "\nRequestId:" + requestID + "\nTime:" + edm.TicksOf(time.Now()).String()
+	// Azure writes the time with all seven fraction digits: Time:2021-08-02T18:01:40.3296350Z.
+	msg += "\nRequestId:" + requestID + "\nTime:" + string(edm.TicksOf(time.Now()).AppendText(nil, true))
 	if asJSON {
 		b := []byte(`{"odata.error":{"code":`)
 		b = strconv.AppendQuote(b, string(e.Code))
@@ -127,13 +127,12 @@ func errorBodyWithIndex(e *azerr.Error, requestID string, asJSON bool, index int
 		b = appendJSONString(b, msg)
 		return append(b, "}}}"...)
 	}
-	var sb strings.Builder
-	sb.WriteString(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
-	_ = xml.EscapeText(&sb, []byte(e.Code))
-	sb.WriteString(`</m:code><m:message xml:lang="en-US">`)
-	_ = xml.EscapeText(&sb, []byte(msg))
-	sb.WriteString(`</m:message></m:error>`)
-	return []byte(sb.String())
+	// The line breaks before RequestId and Time stay literal, as in Azure's XML errors.
+	b := []byte(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
+	b = edm.AppendXMLText(b, string(e.Code))
+	b = append(b, `</m:code><m:message xml:lang="en-US">`...)
+	b = edm.AppendXMLText(b, msg)
+	return append(b, `</m:message></m:error>`...)
 }
 
 // appendJSONString appends s as a JSON string literal.
