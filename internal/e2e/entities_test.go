@@ -265,3 +265,38 @@ func TestInvalidEntitiesAreRejected(t *testing.T) {
 		}
 	})
 }
+
+// TestIfMatchWithAForeignETagFailsTheCondition sends, through the SDK, If-Match values that are
+// well-formed entity tags but not this entity's: every conditional write fails 412
+// UpdateConditionNotSatisfied, as on Azure and the old storage emulator (Azure/Azurite#1229,
+// whose reporter compared them with W/"wrong"), and nothing changes. A value that is no entity
+// tag at all stays a malformed request (400 InvalidInput, Azure/Azurite#1829).
+func TestIfMatchWithAForeignETagFailsTheCondition(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		ctx := context.Background()
+		c := s.newTable(t, "foreignetag")
+		current := addEntity(t, c, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 1})
+		for _, etag := range []azcore.ETag{`W/"wrong"`, `"wrong"`, `W/""`, `W/"datetime'not-a-time'"`, `"datetime'2015-01-01T23%3A14%3A33.4980000Z'"`} {
+			t.Run(string(etag), func(t *testing.T) {
+				_, err := c.UpdateEntity(ctx, marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 2}),
+					&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeReplace, IfMatch: &etag})
+				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				_, err = c.UpdateEntity(ctx, marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 3}),
+					&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge, IfMatch: &etag})
+				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				_, err = c.DeleteEntity(ctx, "p", "r", &aztables.DeleteEntityOptions{IfMatch: &etag})
+				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				// A missing entity is still 404: existence is judged before the condition.
+				_, err = c.DeleteEntity(ctx, "p", "absent", &aztables.DeleteEntityOptions{IfMatch: &etag})
+				wantAzureError(t, err, http.StatusNotFound, "ResourceNotFound")
+			})
+		}
+		m, etag := getProps(t, c, "p", "r")
+		if m["N"] != float64(1) || etag != current {
+			t.Fatalf("failed conditional writes changed the entity: %v %s", m, etag)
+		}
+		malformed := azcore.ETag("MalformedETag")
+		_, err := c.DeleteEntity(ctx, "p", "r", &aztables.DeleteEntityOptions{IfMatch: &malformed})
+		wantAzureError(t, err, http.StatusBadRequest, "InvalidInput")
+	})
+}
