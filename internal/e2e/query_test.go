@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -113,5 +114,28 @@ func TestMalformedFilterIsBadRequest(t *testing.T) {
 		pager := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr("aaa bbb ccc")})
 		_, err := pager.NextPage(context.Background())
 		wantAzureError(t, err, http.StatusBadRequest, "InvalidInput")
+	})
+}
+
+// TestBooleanLiteralsInAnyCase filters, through the SDK, with capitalised boolean literals
+// (True, FALSE, truE), as Azure Storage Explorer sends them: Azure reads them as booleans
+// (Azure/Azurite#1947, fixed in Azurite for parity in #1959), so they select exactly what
+// their lower-case spellings select.
+func TestBooleanLiteralsInAnyCase(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		c := s.newTable(t, "boolcase")
+		loadPartition(t, c, "p", 6)
+		for filter, want := range map[string]string{
+			"Even eq True":                          "p/r00000,p/r00002,p/r00004",
+			"Even eq FALSE":                         "p/r00001,p/r00003,p/r00005",
+			"Even eq truE and N gt 1":               "p/r00002,p/r00004",
+			"not (Even eq TRUE) and N lt 2":         "p/r00001",
+			"TRUE and PartitionKey eq 'p' and Even": "p/r00000,p/r00002,p/r00004",
+		} {
+			keys, _ := queryAll(t, c, &aztables.ListEntitiesOptions{Filter: to.Ptr(filter)})
+			if got := strings.Join(keys, ","); got != want {
+				t.Errorf("%s: got %s, want %s", filter, got, want)
+			}
+		}
 	})
 }

@@ -24,6 +24,7 @@ func FuzzParseFilter(f *testing.F) {
 		"LastName eq 'O''Brien'",
 		"Total gt 9007199254740993L and AmountDue le 100.25 and Ratio lt 2.5e-3",
 		"IsActive eq true or Flag",
+		"IsActive eq True and not (Done eq FALSE) or TRUE",
 		"CustomerSince eq datetime'2008-07-10T00:00:00Z' and Timestamp ge datetime'2021-01-01T00:00:00.0000000Z'",
 		"GuidValue eq guid'a455c695-df98-5678-aaaa-81d3367e5a34'",
 		"Blob eq X'0102FF' or B eq binary'00'",
