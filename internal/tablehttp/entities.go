@@ -203,6 +203,19 @@ func metadataURL(rq *request, level edm.Metadata, fragment string) string {
 	return rq.BaseURL + "/$metadata#" + fragment
 }
 
+// selectSuffix is the projection part of an odata.metadata URL: "&$select=A,B" for a $select
+// naming A and B, as the real service writes it after the entity set
+// ("...$metadata#mytable&$select=age,sex" in the Python SDK's recording of
+// test_query_entities_with_select; "...#mytable/@Element&$select=baz,PartitionKey,RowKey" for a
+// point query in the JS SDK's recordings). The names are those of the $select, trimmed, in
+// order, without repeats; no suffix when everything is selected.
+func selectSuffix(sel []string) string {
+	if sel == nil {
+		return ""
+	}
+	return "&$select=" + strings.Join(sel, ",")
+}
+
 // getEntity serves the point query.
 func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	level, err := negotiate(rq)
@@ -223,7 +236,7 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	}
 	opts := entityOptions(rq, t, level)
 	opts.Select = sel
-	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
+	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element"+selectSuffix(sel))
 	rq.W.Header()["Etag"] = []string{edm.ETag(e.Timestamp)}
 	rq.writeBuiltJSON(http.StatusOK, level, func(b []byte) []byte { return edm.AppendJSON(b, &e, &opts) })
 	return nil
@@ -281,7 +294,7 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	opts := entityOptions(rq, t, level)
 	opts.Select = sel
 	rq.writeBuiltJSON(http.StatusOK, level, func(b []byte) []byte {
-		b = appendObjectStart(b, metadataURL(rq, level, t.Name))
+		b = appendObjectStart(b, metadataURL(rq, level, t.Name+selectSuffix(sel)))
 		b = append(b, `"value":[`...)
 		for i := range page.Entities {
 			if i > 0 {

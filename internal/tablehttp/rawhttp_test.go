@@ -369,3 +369,19 @@ func (s *rawServer) doSecondary(method, path, body string) *http.Response {
 	s.t.Cleanup(func() { resp.Body.Close() })
 	return resp
 }
+
+// TestPointQuerySelectInTheMetadataURL: a point query with $select names the projection after
+// the entity, "...#{table}/@Element&$select=baz,PartitionKey,RowKey", as in the JS SDK's
+// recording of a real point query with a selection
+// (tableclient_sasconnectionstring...getentity recordings in Azure/azure-sdk-for-js).
+func TestPointQuerySelectInTheMetadataURL(t *testing.T) {
+	s := newRawServer(t)
+	s.createTable("pointsel")
+	s.do("POST", "/pointsel", nil, `{"PartitionKey":"P2","RowKey":"R1","foo":"x","bar":123,"baz":true}`)
+	resp := s.do("GET", "/pointsel(PartitionKey='P2',RowKey='R1')?$select=baz,PartitionKey,RowKey", nil, "")
+	body, _ := io.ReadAll(resp.Body)
+	want := `{"odata.metadata":"` + s.srv.URL + `/devstoreaccount1/$metadata#pointsel/@Element&$select=baz,PartitionKey,RowKey","odata.etag":`
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), want) || !strings.HasSuffix(string(body), `"PartitionKey":"P2","RowKey":"R1","baz":true}`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}
