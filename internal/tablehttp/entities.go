@@ -65,12 +65,16 @@ func decodeWrite(method string, h http.Header, body []byte, res resource) (table
 	}
 	w.Entity = d.Entity
 	if w.Kind == table.Insert {
+		if d.KeyErr != nil {
+			return w, nil, d.KeyErr
+		}
 		if !d.HasPartitionKey || !d.HasRowKey {
 			return w, nil, azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: an inserted entity needs PartitionKey and RowKey.")
 		}
 	} else {
-		// The URL names the entity; keys repeated in the body are ignored, as Azurite does
-		// (the real service's handling of a mismatch is undocumented).
+		// The URL names the entity; keys repeated in the body are ignored, whatever their type
+		// (the real service stored upserts whose body keys were annotated Edm.DateTime or
+		// Edm.Binary, edm.Decoded.KeyErr), as Azurite ignores them too.
 		w.Entity.PartitionKey, w.Entity.RowKey = res.partitionKey, res.rowKey
 	}
 	return w, op, nil

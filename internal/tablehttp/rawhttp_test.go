@@ -227,7 +227,7 @@ func TestInvalidEntityValuesAndLimits(t *testing.T) {
 		{"NaN without annotation is a string", "POST", "/limits", nil, `{"PartitionKey":"p","RowKey":"nan","X":"NaN"}`, 201, ""},
 		{"object value", "POST", "/limits", nil, entity(`,"O":{"a":1}`), 400, "InvalidInput"},
 		{"duplicate property", "POST", "/limits", nil, entity(`,"A":1,"A":2`), 400, "DuplicatePropertiesSpecified"},
-		{"non-string key", "POST", "/limits", nil, `{"PartitionKey":1,"RowKey":"r"}`, 400, ""},
+		{"non-string key", "POST", "/limits", nil, `{"PartitionKey":1,"RowKey":"r"}`, 400, "InvalidInput"},
 		{"malformed JSON", "POST", "/limits", nil, `{"PartitionKey":"p",`, 400, "InvalidInput"},
 		{"no RowKey", "POST", "/limits", nil, `{"PartitionKey":"p"}`, 400, "PropertiesNeedValue"},
 		{"null RowKey", "POST", "/limits", nil, `{"PartitionKey":"p","RowKey":null}`, 400, "PropertiesNeedValue"},
