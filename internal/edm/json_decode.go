@@ -759,79 +759,102 @@ func convertInferred(m *member) (Value, error) {
 // Int64). A value of the wrong kind or unreadable text is 400 InvalidInput, as recorded for
 // "Edm.Boolean" with "not a bool".
 func convertAnnotated(m *member, typ Type) (Value, error) {
+	if m.kind == kindString {
+		return valueFromText(m.name, typ, m.text, m.raw)
+	}
 	switch typ {
-	case String:
-		if m.kind == kindString {
-			return Value{Type: String, Str: m.text}, nil
-		}
 	case Boolean:
-		switch {
-		case m.kind == kindTrue, m.kind == kindString && strings.EqualFold(m.text, "true"):
+		switch m.kind {
+		case kindTrue:
 			return Value{Type: Boolean, Int: 1}, nil
-		case m.kind == kindFalse, m.kind == kindString && strings.EqualFold(m.text, "false"):
+		case kindFalse:
 			return Value{Type: Boolean}, nil
 		}
 	case Int32, Int64:
-		if m.kind == kindString || (m.kind == kindNumber && m.isInt) {
-			bits := 32
-			if typ == Int64 {
-				bits = 64
-			}
-			n, err := strconv.ParseInt(m.text, 10, bits)
-			if err == nil {
-				return Value{Type: typ, Int: n}, nil
-			}
-			if e, ok := err.(*strconv.NumError); ok && e.Err == strconv.ErrRange {
-				return Value{}, badValue(m, typ, "is outside the range of "+typ.Name())
-			}
+		if m.kind == kindNumber && m.isInt {
+			return intFromText(m.name, typ, m.text)
 		}
 	case Double:
-		switch m.kind {
-		case kindNumber:
+		if m.kind == kindNumber {
 			if f, err := strconv.ParseFloat(m.text, 64); err == nil {
 				return Value{Type: Double, Float: f}, nil
 			}
 			return Value{}, badValue(m, typ, "is outside the range of Edm.Double")
-		case kindString:
-			if f, ok := parseDoubleText(m.text); ok {
-				return Value{Type: Double, Float: f}, nil
-			}
 		}
-	case DateTime:
-		if m.kind == kindString {
-			t, res := parseDateTime(m.text)
-			switch res {
-			case dateOK:
-				return Value{Type: DateTime, Int: int64(t)}, nil
-			case dateOutOfRange:
-				// Azure's text, as a stub validated against the service records it
-				// (Andrei15193/CloudStub, Execute_WhenDateTimePropertyIsInvalid_ThrowsException).
-				return Value{}, azerr.Newf(azerr.OutOfRangeInput, "The '%s' parameter of value '%s' is out of range.", clip(m.name), t.Time().Format("01/02/2006 15:04:05"))
-			}
-		}
-	case Guid:
-		if m.kind == kindString {
-			if g, ok := parseGuid(m.text); ok {
-				return Value{Type: Guid, Str: g}, nil
-			}
-		}
-	case Binary:
-		if m.kind == kindString {
-			src := m.raw
-			if src == nil {
-				src = []byte(m.text)
-			}
-			b := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
-			n, err := base64.StdEncoding.Decode(b, src)
-			if err == nil {
-				return Value{Type: Binary, Bin: b[:n:n]}, nil
-			}
-		}
-	}
-	if m.kind == kindString {
-		return Value{}, badValue(m, typ, "is not a valid "+typ.Name()+" value")
 	}
 	return Value{}, badValue(m, typ, "is "+m.kind.String()+", which cannot be read as "+typ.Name())
+}
+
+// valueFromText reads the text of a property value of type typ, as a JSON string holding it or
+// an Atom property element carries it: the one place where the text forms the service
+// accepts for each type are decided, shared by the JSON and Atom decoders. raw, when not nil,
+// holds the text's bytes (saving a copy for Binary). Unreadable text is 400 InvalidInput, as
+// recorded for "Edm.Boolean" with "not a bool"; a well-formed DateTime outside the EDM range
+// is OutOfRangeInput.
+func valueFromText(name string, typ Type, text string, raw []byte) (Value, error) {
+	switch typ {
+	case String:
+		return Value{Type: String, Str: text}, nil
+	case Boolean:
+		switch {
+		case strings.EqualFold(text, "true"):
+			return Value{Type: Boolean, Int: 1}, nil
+		case strings.EqualFold(text, "false"):
+			return Value{Type: Boolean}, nil
+		}
+	case Int32, Int64:
+		return intFromText(name, typ, text)
+	case Double:
+		if f, ok := parseDoubleText(text); ok {
+			return Value{Type: Double, Float: f}, nil
+		}
+	case DateTime:
+		t, res := parseDateTime(text)
+		switch res {
+		case dateOK:
+			return Value{Type: DateTime, Int: int64(t)}, nil
+		case dateOutOfRange:
+			// Azure's text, as a stub validated against the service records it
+			// (Andrei15193/CloudStub, Execute_WhenDateTimePropertyIsInvalid_ThrowsException).
+			return Value{}, azerr.Newf(azerr.OutOfRangeInput, "The '%s' parameter of value '%s' is out of range.", clip(name), t.Time().Format("01/02/2006 15:04:05"))
+		}
+	case Guid:
+		if g, ok := parseGuid(text); ok {
+			return Value{Type: Guid, Str: g}, nil
+		}
+	case Binary:
+		src := raw
+		if src == nil {
+			src = []byte(text)
+		}
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
+		n, err := base64.StdEncoding.Decode(b, src)
+		if err == nil {
+			return Value{Type: Binary, Bin: b[:n:n]}, nil
+		}
+	}
+	return Value{}, badText(name, typ, text, "is not a valid "+typ.Name()+" value")
+}
+
+// intFromText reads an Edm.Int32 or Edm.Int64 in decimal.
+func intFromText(name string, typ Type, text string) (Value, error) {
+	bits := 32
+	if typ == Int64 {
+		bits = 64
+	}
+	n, err := strconv.ParseInt(text, 10, bits)
+	if err == nil {
+		return Value{Type: typ, Int: n}, nil
+	}
+	if e, ok := err.(*strconv.NumError); ok && e.Err == strconv.ErrRange {
+		return Value{}, badText(name, typ, text, "is outside the range of "+typ.Name())
+	}
+	return Value{}, badText(name, typ, text, "is not a valid "+typ.Name()+" value")
+}
+
+// badText reports a property value whose text cannot be read as typ.
+func badText(name string, typ Type, text, problem string) *azerr.Error {
+	return azerr.Newf(azerr.InvalidInput, "%s Property %s (%s): the value %s %s.", msgBadValue, quote(name), typ.Name(), strconv.Quote(clip(text)), problem)
 }
 
 func badValue(m *member, typ Type, problem string) *azerr.Error {
