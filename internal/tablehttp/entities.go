@@ -18,8 +18,9 @@ import (
 
 // decodeWrite turns one entity write request — stand-alone or inside a $batch — into a
 // table.Write and the permission it needs. res is the addressed resource (the table for an
-// insert, the entity otherwise); method is after X-HTTP-Method tunnelling.
-func decodeWrite(method string, h http.Header, body []byte, res resource) (table.Write, *auth.Operation, error) {
+// insert, the entity otherwise); method is after X-HTTP-Method tunnelling; the body is JSON or
+// Atom as h's Content-Type says, under the request's service version.
+func decodeWrite(method string, h http.Header, body []byte, res resource, version string) (table.Write, *auth.Operation, error) {
 	var w table.Write
 	ifMatch, hasIfMatch := headerValue(h, "If-Match")
 	_, hasIfNoneMatch := headerValue(h, "If-None-Match")
@@ -59,7 +60,7 @@ func decodeWrite(method string, h http.Header, body []byte, res resource) (table
 	default:
 		return w, nil, azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s on an entity.", method)
 	}
-	d, err := edm.DecodeJSON(body)
+	d, err := decodeEntity(h, body, version)
 	if err != nil {
 		return w, nil, err
 	}
@@ -141,7 +142,7 @@ func (rq *request) createdWithoutContent(location string) bool {
 
 // writeEntity serves Insert, Update, Merge, Insert Or Replace, Insert Or Merge and Delete.
 func (s *Server) writeEntity(rq *request, res resource, method string) error {
-	level, err := negotiate(rq)
+	f, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if err != nil {
 		return err
 	}
-	w, op, err := decodeWrite(method, rq.R.Header, body, res)
+	w, op, err := decodeWrite(method, rq.R.Header, body, res, rq.Version)
 	if err != nil {
 		return err
 	}
@@ -177,9 +178,14 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if rq.createdWithoutContent(rq.BaseURL + "/" + entityPath(res.table, stored.PartitionKey, stored.RowKey)) {
 		return nil
 	}
-	opts := entityOptions(rq, t, level)
-	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
-	rq.writeBuiltJSON(http.StatusCreated, level, func(b []byte) []byte { return edm.AppendJSON(b, &stored, &opts) })
+	if f.atom {
+		d := newAtomDoc(rq)
+		rq.writeAtom(http.StatusCreated, d.appendEntry(nil, d.entityEntry(t, &stored, nil), true))
+		return nil
+	}
+	opts := entityOptions(rq, t, f.level)
+	opts.MetadataURL = metadataURL(rq, f.level, t.Name+"/@Element")
+	rq.writeBuiltJSON(http.StatusCreated, f.level, func(b []byte) []byte { return edm.AppendJSON(b, &stored, &opts) })
 	return nil
 }
 
@@ -222,7 +228,7 @@ func selectSuffix(sel []string) string {
 
 // getEntity serves the point query.
 func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
-	level, err := negotiate(rq)
+	f, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -238,18 +244,23 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	if err != nil {
 		return err
 	}
-	opts := entityOptions(rq, t, level)
-	opts.Select = sel
-	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element"+selectSuffix(sel))
 	rq.W.Header()["Etag"] = []string{edm.ETag(e.Timestamp)}
-	rq.writeBuiltJSON(http.StatusOK, level, func(b []byte) []byte { return edm.AppendJSON(b, &e, &opts) })
+	if f.atom {
+		d := newAtomDoc(rq)
+		rq.writeAtom(http.StatusOK, d.appendEntry(nil, d.entityEntry(t, &e, sel), true))
+		return nil
+	}
+	opts := entityOptions(rq, t, f.level)
+	opts.Select = sel
+	opts.MetadataURL = metadataURL(rq, f.level, t.Name+"/@Element"+selectSuffix(sel))
+	rq.writeBuiltJSON(http.StatusOK, f.level, func(b []byte) []byte { return edm.AppendJSON(b, &e, &opts) })
 	return nil
 }
 
 // queryEntities serves Query Entities: one page, with continuation headers when more may
 // remain.
 func (s *Server) queryEntities(rq *request, tableName string) error {
-	level, err := negotiate(rq)
+	f, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -295,10 +306,17 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 		h["x-ms-continuation-NextPartitionKey"] = []string{encodeContinuation(page.Next.PartitionKey)}
 		h["x-ms-continuation-NextRowKey"] = []string{encodeContinuation(page.Next.RowKey)}
 	}
-	opts := entityOptions(rq, t, level)
+	if f.atom {
+		d := newAtomDoc(rq)
+		rq.writeAtom(http.StatusOK, d.appendFeed(nil, t.Name, len(page.Entities), func(i int) atomEntry {
+			return d.entityEntry(t, &page.Entities[i], sel)
+		}))
+		return nil
+	}
+	opts := entityOptions(rq, t, f.level)
 	opts.Select = sel
-	rq.writeBuiltJSON(http.StatusOK, level, func(b []byte) []byte {
-		b = appendObjectStart(b, metadataURL(rq, level, t.Name+selectSuffix(sel)))
+	rq.writeBuiltJSON(http.StatusOK, f.level, func(b []byte) []byte {
+		b = appendObjectStart(b, metadataURL(rq, f.level, t.Name+selectSuffix(sel)))
 		b = append(b, `"value":[`...)
 		for i := range page.Entities {
 			if i > 0 {

@@ -27,7 +27,7 @@ func (rq *request) writeXML(status int, body string) {
 // routeXML serves the operations selected by restype/comp: service properties and stats on
 // the service root, ACLs on a table.
 func (s *Server) routeXML(rq *request, res resource, method string) error {
-	rq.jsonErrors = false
+	rq.xmlErrors()
 	q := rq.Query
 	restype, comp := q.Get("restype"), q.Get("comp")
 	switch {
