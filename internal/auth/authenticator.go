@@ -34,6 +34,8 @@ type Authenticator struct {
 	// MaxClockSkew bounds |date - Now| for SharedKey and SharedKeyLite requests. Zero or
 	// negative disables the check (Azurite does not enforce it); the date must still parse.
 	MaxClockSkew time.Duration
+	// OAuth says whether and how bearer tokens are taken; the zero value refuses them.
+	OAuth OAuth
 
 	accounts map[string]hostedAccount // by lower-case name
 	policies [Queue + 1]PolicyStore   // by service
@@ -99,8 +101,11 @@ type Request struct {
 	Account       string // the account the URL addresses (path-style or host-style, "-secondary" stripped)
 	// Path is the resource path after the account, percent-decoded ("/container/blob",
 	// "/queue/messages"): what a blob or queue SAS signs.
-	Path   string
-	Secure bool // arrived over TLS (for SAS spr)
+	Path string
+	// Secure says the request arrived over TLS. TLSOffered says the server serves HTTPS too:
+	// only then is a SAS restricted to HTTPS (spr=https) refused over plain HTTP, since a
+	// server without HTTPS (or behind a proxy terminating it) has no other way to take it.
+	Secure, TLSOffered bool
 	// ClientIP is the caller's address (for SAS sip). When nil, a SAS restricted by sip fails.
 	ClientIP net.IP
 }
@@ -127,7 +132,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *Request) (*Grant, e
 		if len(values) > 1 {
 			return nil, malformedAuthorization()
 		}
-		return a.authenticateHeader(r, values[0])
+		return a.authenticateHeader(ctx, r, values[0])
 	}
 	if r.Query.Has("sig") {
 		return a.authenticateSAS(ctx, r)
@@ -146,7 +151,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *Request) (*Grant, e
 }
 
 // authenticateHeader handles "Authorization: <scheme> <credentials>".
-func (a *Authenticator) authenticateHeader(r *Request, value string) (*Grant, error) {
+func (a *Authenticator) authenticateHeader(ctx context.Context, r *Request, value string) (*Grant, error) {
 	scheme, credentials, _ := strings.Cut(strings.TrimSpace(value), " ")
 	switch {
 	case strings.EqualFold(scheme, "SharedKey"):
@@ -154,9 +159,7 @@ func (a *Authenticator) authenticateHeader(r *Request, value string) (*Grant, er
 	case strings.EqualFold(scheme, "SharedKeyLite"):
 		return a.authenticateSharedKey(r, strings.TrimSpace(credentials), true)
 	case strings.EqualFold(scheme, "Bearer"):
-		// Entra ID tokens cannot be verified offline; until a switch enables Azurite-style
-		// unverified tokens (auth.md §9), answer as the real service does for a bad token.
-		return nil, bearerChallenge("Bearer tokens are not enabled on this server.")
+		return a.authenticateBearer(ctx, r, strings.TrimSpace(credentials))
 	default:
 		return nil, malformedAuthorization()
 	}

@@ -74,8 +74,9 @@ type Target struct {
 }
 
 // Grant is an authenticated principal: the holder of an account key, who may do everything in
-// that account; a SAS, which may do what its fields allow; or, on the Blob service, an
-// anonymous caller, who may read what containers make public. A nil *Grant allows nothing.
+// that account; a SAS, which may do what its fields allow; a bearer token, which may do what
+// its roles allow; or, on the Blob service, an anonymous caller, who may read what containers
+// make public. A nil *Grant allows nothing.
 type Grant struct {
 	account string
 	sas     *sasGrant // nil for the account key holder and for anonymous callers
@@ -83,6 +84,8 @@ type Grant struct {
 	// decides the refusal (401 or 404).
 	anonymous bool
 	version   string
+	// bearer is set for a verified bearer token.
+	bearer *bearerGrant
 }
 
 // sasGrant is what a verified SAS allows, after any stored policy has been applied.
@@ -132,6 +135,9 @@ func (g *Grant) Authorize(op *Operation, t Target) error {
 			return nil
 		}
 		return anonymousRefusal(g.version)
+	}
+	if g.bearer != nil {
+		return g.bearer.allows(op)
 	}
 	s := g.sas
 	if s == nil {

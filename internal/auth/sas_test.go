@@ -141,7 +141,7 @@ func TestSASRejections(t *testing.T) {
 				q.Set("spr", "https")
 				return signAccountSAS(q, "devstoreaccount1", devKey())
 			},
-			change: func(r *Request) { r.Secure = false },
+			change: func(r *Request) { r.Secure, r.TLSOffered = false, true },
 			status: 403, code: azerr.AuthorizationProtocolMismatch},
 		{name: "spr http alone is not permitted",
 			query: func() url.Values {

@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/faults"
 )
 
 // Limits bound what clients can hold of a server. The zero value of a field means its
@@ -97,6 +100,14 @@ type Endpoint struct {
 
 // Group is a set of endpoints bound to their addresses, ready to serve.
 type Group struct {
+	// TLS, when set before Serve, makes every endpoint serve HTTPS beside HTTP on the same
+	// address: a connection that opens with a TLS handshake gets TLS, any other plain HTTP.
+	TLS *tls.Config
+	// Log, when set before Serve, says which requests get a log line.
+	Log *RequestLog
+	// Faults, when set before Serve, are rules that fail chosen requests on purpose.
+	Faults *faults.Set
+
 	limits    Limits
 	log       *slog.Logger
 	endpoints []Endpoint
@@ -141,15 +152,21 @@ func (g *Group) Serve(ctx context.Context) error {
 	failed := make(chan error, len(g.endpoints))
 	for i, e := range g.endpoints {
 		srv := &http.Server{
-			Handler:           guardBody(e.Handler, g.limits.BodyStallTimeout),
+			Handler:           observe(e, guardBody(e.Handler, g.limits.BodyStallTimeout), g.Log, g.Faults),
 			ReadHeaderTimeout: positive(g.limits.HeaderTimeout),
 			IdleTimeout:       positive(g.limits.IdleTimeout),
 			MaxHeaderBytes:    g.limits.MaxHeaderBytes,
 			ConnState:         g.conns.track,
 			ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelDebug),
 		}
+		if g.TLS != nil {
+			srv.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+				return context.WithValue(ctx, tlsOfferedKey{}, true)
+			}
+		}
 		servers[i] = srv
-		ln := &limitedListener{Listener: g.listeners[i], conns: g.conns, errorBody: e.ErrorBody}
+		ln := &limitedListener{Listener: g.listeners[i], conns: g.conns, errorBody: e.ErrorBody,
+			tls: g.TLS, sniffTimeout: positive(g.limits.HeaderTimeout), closed: make(chan struct{})}
 		go func() {
 			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 				failed <- fmt.Errorf("the %s endpoint: %w", e.Name, err)
@@ -190,27 +207,128 @@ func positive(d time.Duration) time.Duration {
 }
 
 // limitedListener admits a connection only when the group is under its connection limit and
-// wraps it so that net/http's own refusals speak Azure.
+// wraps it so that net/http's own refusals speak Azure. With TLS it also tells HTTPS from HTTP
+// by the first byte of each connection.
 type limitedListener struct {
 	net.Listener
 	conns     *connTracker
 	errorBody func(*azerr.Error, string) (string, []byte)
+
+	tls          *tls.Config
+	sniffTimeout time.Duration
+	startSniffer sync.Once
+	sniffed      chan net.Conn // connections whose protocol is known
+	failed       chan error    // the accept loop's last error
+	closed       chan struct{} // closed by Close
+	closeOnce    sync.Once
 }
 
 func (l *limitedListener) Accept() (net.Conn, error) {
+	if l.tls != nil {
+		return l.acceptSniffed()
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	// The client is waiting in our accept queue now: make room for it.
+	if !l.conns.acquire() {
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	return &azureConn{Conn: c, errorBody: l.errorBody}, nil
+}
+
+func (l *limitedListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// acceptSniffed hands out connections once their first byte is known: a TLS handshake record
+// (0x16) gets the TLS server side, anything else is plain HTTP. Sniffing happens off the
+// accept path, so a client that connects and says nothing delays no one.
+func (l *limitedListener) acceptSniffed() (net.Conn, error) {
+	l.startSniffer.Do(func() {
+		l.sniffed, l.failed = make(chan net.Conn), make(chan error, 1)
+		go l.acceptLoop()
+	})
+	select {
+	case c := <-l.sniffed:
+		return c, nil
+	case err := <-l.failed:
+		return nil, err
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *limitedListener) acceptLoop() {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			return nil, err
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			l.failed <- err
+			return
 		}
-		// The client is waiting in our accept queue now: make room for it.
 		if !l.conns.acquire() {
 			c.Close()
-			return nil, net.ErrClosed
+			l.failed <- net.ErrClosed
+			return
 		}
-		return &azureConn{Conn: c, errorBody: l.errorBody}, nil
+		go l.sniff(c)
 	}
 }
+
+// tlsHandshakeRecord is the first byte of every TLS connection.
+const tlsHandshakeRecord = 0x16
+
+func (l *limitedListener) sniff(c net.Conn) {
+	if l.sniffTimeout > 0 {
+		_ = c.SetReadDeadline(time.Now().Add(l.sniffTimeout))
+	}
+	var first [1]byte
+	_, err := io.ReadFull(c, first[:])
+	_ = c.SetReadDeadline(time.Time{})
+	if err != nil {
+		c.Close()
+		l.conns.release()
+		return
+	}
+	peeked := &peekedConn{Conn: c, first: first[:]}
+	var out net.Conn
+	if first[0] == tlsHandshakeRecord {
+		out = tls.Server(peeked, l.tls)
+	} else {
+		out = &azureConn{Conn: peeked, errorBody: l.errorBody}
+	}
+	select {
+	case l.sniffed <- out:
+	case <-l.closed:
+		c.Close()
+		l.conns.release()
+	}
+}
+
+// peekedConn gives back the bytes read to sniff it before reading on.
+type peekedConn struct {
+	net.Conn
+	first []byte
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) {
+	if len(c.first) > 0 {
+		n := copy(p, c.first)
+		c.first = c.first[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// ReadFrom keeps the zero-copy path of the connection underneath.
+func (c *peekedConn) ReadFrom(r io.Reader) (int64, error) { return io.Copy(c.Conn, r) }
 
 // connTracker counts the connections of a group and knows which are idle, so that it can
 // close idle ones when the limit is reached.
@@ -272,11 +390,22 @@ func (t *connTracker) track(c net.Conn, state http.ConnState) {
 		delete(t.idle, c)
 	case http.StateClosed, http.StateHijacked:
 		delete(t.idle, c)
-		t.open--
-		select {
-		case t.freed <- struct{}{}:
-		default:
-		}
+		t.releaseLocked()
+	}
+}
+
+// release frees the slot of a connection closed before net/http saw it.
+func (t *connTracker) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.releaseLocked()
+}
+
+func (t *connTracker) releaseLocked() {
+	t.open--
+	select {
+	case t.freed <- struct{}{}:
+	default:
 	}
 }
 

@@ -38,6 +38,8 @@ type Request struct {
 	BaseURL string
 	// Query is the request's query string, parsed once.
 	Query url.Values
+
+	rec *record // what the request's log line and metrics will say
 }
 
 // Begin starts rq for the request r answered through w: it sets ID and Query and the headers
@@ -45,6 +47,8 @@ type Request struct {
 // Date, Server, and the client's x-ms-client-request-id when it is one Azure would echo).
 func Begin(rq *Request, w http.ResponseWriter, r *http.Request, defaultVersion string) {
 	rq.W, rq.R, rq.ID, rq.Query = w, r, uuid.New(), r.URL.Query()
+	rq.rec = recordOf(w)
+	rq.rec.requestID = rq.ID
 	rq.Version = r.Header.Get("X-Ms-Version")
 	h := w.Header()
 	// The x-ms- names are written as Azure writes them, lower case, hence the direct map
@@ -127,6 +131,7 @@ func (rq *Request) ResolveAccount(accounts Accounts) error {
 	if label, _, ok := strings.Cut(host, "."); ok {
 		if name, secondary := HostedAccount(accounts, label); name != "" {
 			rq.Account, rq.Secondary, rq.Path = name, secondary, path
+			rq.rec.account = name
 			if rq.Path == "" {
 				rq.Path = "/"
 			}
@@ -140,6 +145,7 @@ func (rq *Request) ResolveAccount(accounts Accounts) error {
 		return azerr.Newf(azerr.ResourceNotFound, "The specified resource does not exist. No account named %q is hosted here (path-style URLs start with /{account}/).", seg)
 	}
 	rq.Account, rq.Secondary, rq.Path = name, secondary, "/"+rest
+	rq.rec.account = name
 	rq.BaseURL = scheme + "://" + r.Host + "/" + seg
 	return nil
 }
@@ -183,10 +189,8 @@ func (rq *Request) AuthRequest(service auth.Service) *auth.Request {
 		ContentLength: r.ContentLength,
 		Account:       rq.Account,
 		Path:          path,
-		// Tabula serves plain HTTP; TLS, where used, is terminated in front of it. Judging
-		// spr=https by the local connection would refuse every SAS the SDKs make by default
-		// (they sign spr=https), so the protocol restriction is taken as met.
-		Secure:   true,
-		ClientIP: ClientIP(r),
+		Secure:        r.TLS != nil,
+		TLSOffered:    TLSOffered(r.Context()),
+		ClientIP:      ClientIP(r),
 	}
 }
