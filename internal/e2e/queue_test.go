@@ -301,7 +301,10 @@ func TestQueueACLAndServicePropertiesThroughGoSDK(t *testing.T) {
 		if err != nil || len(props.CORS) != 1 || *props.CORS[0].AllowedOrigins != "https://example.com" {
 			t.Fatalf("properties %+v, %v", props, err)
 		}
-		stats, err := s.service.GetStatistics(ctx, nil)
+		// Stats come from the secondary endpoint only, as on Azure.
+		_, err = s.service.GetStatistics(ctx, nil)
+		wantAzureError(t, err, 400, "InvalidQueryParameterValue")
+		stats, err := queueServiceClient(t, s.url+"-secondary").GetStatistics(ctx, nil)
 		if err != nil || stats.GeoReplication == nil || *stats.GeoReplication.Status != azqueue.GeoReplicationStatusLive {
 			t.Fatalf("stats %+v, %v", stats, err)
 		}

@@ -144,10 +144,13 @@ func (s *Server) setServiceProperties(rq *request) error {
 }
 
 // getServiceStats reports geo-replication. Tabula has one copy of the data, which its
-// secondary endpoint serves too, so replication is always live and current. Azure answers
-// only on the secondary endpoint; Tabula also answers on the primary, as the Table endpoint
-// does.
+// secondary endpoint serves too, so replication is always live and current. As on Azure (and
+// as the Table endpoint does), only the secondary endpoint answers: the primary refuses with
+// 400 InvalidQueryParameterValue.
 func (s *Server) getServiceStats(rq *request) error {
+	if !rq.Secondary {
+		return azerr.New(azerr.InvalidQueryParameterValue)
+	}
 	body := xmlHeader + "<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>" +
 		time.Now().UTC().Format(http.TimeFormat) + "</LastSyncTime></GeoReplication></StorageServiceStats>"
 	rq.writeXML(http.StatusOK, []byte(body), false)

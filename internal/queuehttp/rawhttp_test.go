@@ -283,4 +283,7 @@ func TestVersionsAndEndpointsThatRefuse(t *testing.T) {
 	if !strings.Contains(body, "<StorageServiceStats><GeoReplication><Status>live</Status>") {
 		t.Fatalf("stats %q", body)
 	}
+	// Only the secondary answers stats, as on Azure.
+	resp, body = s.do("GET", "/?restype=service&comp=stats", nil, "")
+	wantStatus(t, resp, body, 400, "InvalidQueryParameterValue")
 }
