@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/queue"
 	"github.com/tabula-dev/tabula/internal/queuehttp"
 	"github.com/tabula-dev/tabula/internal/store"
+	"github.com/tabula-dev/tabula/internal/store/postgres/pgtest"
 )
 
 // The Queue service driven through the official Go SDK (azqueue v1.0.1), on every backend.
@@ -309,4 +311,58 @@ func TestQueueACLAndServicePropertiesThroughGoSDK(t *testing.T) {
 			t.Fatalf("stats %+v, %v", stats, err)
 		}
 	})
+}
+
+// Consumers spread over three front-ends sharing one PostgreSQL database, through the SDK:
+// every message is received once within its window, and all are deleted.
+func TestQueueConsumersOnSeveralFrontEnds(t *testing.T) {
+	dsn := pgtest.Start(t)
+	var fronts []*queueServer
+	for range 3 {
+		fronts = append(fronts, startQueueServer(t, openPostgresAt(t, dsn), nil))
+	}
+	ctx := context.Background()
+	fronts[0].newQueue(t, "shared")
+	const messages = 300
+	for i := range messages {
+		q := fronts[i%3].service.NewQueueClient("shared")
+		if _, err := q.EnqueueMessage(ctx, fmt.Sprint(i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for c := range 12 {
+		q := fronts[c%3].service.NewQueueClient("shared")
+		wg.Go(func() {
+			for {
+				got, err := q.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: to.Ptr(int32(4)), VisibilityTimeout: to.Ptr(int32(600))})
+				if err != nil {
+					t.Errorf("DequeueMessages: %v", err)
+					return
+				}
+				if len(got.Messages) == 0 {
+					return
+				}
+				for _, m := range got.Messages {
+					mu.Lock()
+					seen[*m.MessageText]++
+					mu.Unlock()
+					if _, err := q.DeleteMessage(ctx, *m.MessageID, *m.PopReceipt, nil); err != nil {
+						t.Errorf("DeleteMessage: %v", err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != messages {
+		t.Fatalf("%d distinct messages received, want %d", len(seen), messages)
+	}
+	for text, n := range seen {
+		if n != 1 {
+			t.Fatalf("message %s received %d times within one window", text, n)
+		}
+	}
 }
