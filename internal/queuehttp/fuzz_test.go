@@ -2,6 +2,7 @@ package queuehttp
 
 import (
 	"bytes"
+	"encoding/xml"
 	"testing"
 )
 
@@ -38,6 +39,25 @@ func FuzzParseResource(f *testing.F) {
 		}
 		if (res.kind != resService && res.queue == "") || (res.kind == resMessage) != (res.messageID != "") {
 			t.Fatalf("%q parsed as %+v", p, res)
+		}
+	})
+}
+
+// The fast reader of message bodies answers exactly as encoding/xml does whenever it answers.
+func FuzzPlainMessageTextAgreesWithEncodingXML(f *testing.F) {
+	f.Add(`<?xml version="1.0" encoding="utf-8"?><QueueMessage><MessageText>a &lt;b&gt; &amp; &quot;c&quot; &apos; é 漢</MessageText></QueueMessage>`)
+	f.Add("<QueueMessage><MessageText>line\nline\ttab</MessageText></QueueMessage>")
+	f.Add("<QueueMessage><MessageText>&#65;</MessageText></QueueMessage>")
+	f.Add("<QueueMessage><MessageText></MessageText></QueueMessage>")
+	f.Add("  <QueueMessage><MessageText>x</MessageText></QueueMessage>\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		fast, ok := plainMessageText([]byte(body))
+		if !ok {
+			return
+		}
+		var x xmlQueueMessage
+		if err := xml.Unmarshal([]byte(body), &x); err != nil || x.MessageText == nil || *x.MessageText != fast {
+			t.Fatalf("%q: fast reader says %q, encoding/xml %v, %v", body, fast, x.MessageText, err)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/queue"
@@ -21,11 +22,93 @@ type xmlQueueMessage struct {
 // parseMessageText reads a <QueueMessage> body and returns its text, XML-decoded, or nil when
 // the body has no MessageText element.
 func parseMessageText(body []byte) (*string, error) {
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	if text, ok := plainMessageText(body); ok {
+		return &text, nil
+	}
 	var x xmlQueueMessage
-	if err := xml.Unmarshal(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), &x); err != nil {
+	if err := xml.Unmarshal(body, &x); err != nil {
 		return nil, azerr.Newf(azerr.InvalidXMLDocument, "XML specified is not syntactically valid: %v.", err)
 	}
 	return x.MessageText, nil
+}
+
+// plainMessageText reads the body every SDK sends — an optional XML declaration, then
+// <QueueMessage><MessageText>text</MessageText></QueueMessage> — without an XML decoder, when
+// the text holds nothing but characters and the five predefined entities. Anything else
+// (comments, CDATA, character references, attributes, line ends, which XML normalises) is
+// left to encoding/xml: ok is false. A fuzz test holds the two to the same answers.
+func plainMessageText(body []byte) (text string, ok bool) {
+	const open, close = "<QueueMessage><MessageText>", "</MessageText></QueueMessage>"
+	b := bytes.Trim(body, " \t\r\n") // XML white space, no more
+	if bytes.HasPrefix(b, []byte("<?xml")) {
+		end := bytes.Index(b, []byte("?>"))
+		if end < 0 || !sdkDeclarations[string(b[:end+2])] {
+			return "", false
+		}
+		b = bytes.TrimLeft(b[end+2:], " \t\r\n")
+	}
+	inner, found := bytes.CutPrefix(b, []byte(open))
+	if !found {
+		return "", false
+	}
+	inner, found = bytes.CutSuffix(inner, []byte(close))
+	if !found || !utf8.Valid(inner) {
+		return "", false
+	}
+	out := make([]byte, 0, len(inner))
+	for i := 0; i < len(inner); {
+		c := inner[i]
+		switch {
+		case c == '&':
+			semi := bytes.IndexByte(inner[i:], ';')
+			if semi < 0 {
+				return "", false
+			}
+			switch string(inner[i : i+semi+1]) {
+			case "&lt;":
+				out = append(out, '<')
+			case "&gt;":
+				out = append(out, '>')
+			case "&amp;":
+				out = append(out, '&')
+			case "&quot;":
+				out = append(out, '"')
+			case "&apos;":
+				out = append(out, '\'')
+			default:
+				return "", false
+			}
+			i += semi + 1
+			continue
+		case c == '<', c == '\r', c < 0x20 && c != '\t' && c != '\n':
+			return "", false
+		case c >= 0x80:
+			r, size := utf8.DecodeRune(inner[i:])
+			if !isXMLChar(r) {
+				return "", false
+			}
+			out = append(out, inner[i:i+size]...)
+			i += size
+			continue
+		}
+		out = append(out, c)
+		i++
+	}
+	return string(out), true
+}
+
+// sdkDeclarations are the XML declarations the SDKs send (Go, .NET; Python; JS).
+var sdkDeclarations = map[string]bool{
+	`<?xml version="1.0" encoding="utf-8"?>`:                  true,
+	`<?xml version="1.0" encoding="UTF-8"?>`:                  true,
+	`<?xml version='1.0' encoding='utf-8'?>`:                  true,
+	`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>`: true,
+}
+
+// isXMLChar reports whether r may appear in an XML 1.0 document (beyond ASCII).
+func isXMLChar(r rune) bool {
+	return r >= 0x80 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }
 
 // seconds turns a count of seconds from the query string into a Duration, saturating where
