@@ -130,6 +130,10 @@ func timeoutParam(rq *request, lowest, def int64) (time.Duration, error) {
 	return seconds(n), nil
 }
 
+// putResponseBodyVersion is the first x-ms-version whose Put Message answers with the message's
+// id, times and pop receipt; before it the 201 had no body (queue.md §2.1).
+const putResponseBodyVersion = "2016-05-31"
+
 // neverExpiresVersion is the first x-ms-version that takes messagettl=-1 and times to live
 // beyond seven days (queue.md §2.1).
 const neverExpiresVersion = "2017-07-29"
@@ -171,6 +175,10 @@ func (s *Server) putMessage(rq *request, name string) error {
 	m, err := s.svc.PutMessage(rq.ctx, q, *text, visibility, ttl)
 	if err != nil {
 		return err
+	}
+	if rq.Version != "" && rq.Version < putResponseBodyVersion {
+		rq.writeEmpty(http.StatusCreated)
+		return nil
 	}
 	var b bytes.Buffer
 	b.WriteString(xmlHeader + "<QueueMessagesList><QueueMessage>")

@@ -270,6 +270,12 @@ func TestVersionsAndEndpointsThatRefuse(t *testing.T) {
 	wantStatus(t, resp, body, 400, "OutOfRangeQueryParameterValue")
 	resp, body = s.do("POST", "/jobs/messages?messagettl=-1", map[string]string{"Content-Type": "application/xml"}, strings.Replace(putBody, "%s", "x", 1))
 	wantStatus(t, resp, body, 201, "")
+	// Put Message's body came with 2016-05-31.
+	resp, body = s.do("POST", "/jobs/messages", map[string]string{"x-ms-version": "2015-12-11", "Content-Type": "application/xml"}, strings.Replace(putBody, "%s", "x", 1))
+	wantStatus(t, resp, body, 201, "")
+	if body != "" {
+		t.Fatalf("Put Message at 2015-12-11 answered %q", body)
+	}
 	// The secondary endpoint reads but does not change, and a dequeue is a change.
 	sec := map[string]string{"account": "devstoreaccount1-secondary"}
 	resp, body = s.do("GET", "/jobs/messages?peekonly=true", sec, "")
