@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/metrics"
 	"github.com/tabula-dev/tabula/internal/store"
 )
 
@@ -177,6 +178,7 @@ func (s *Service) PutMessage(ctx context.Context, q Queue, text string, visibili
 	if err != nil {
 		return Message{}, err
 	}
+	metrics.MessagesPut.Inc()
 	return msg, nil
 }
 
@@ -322,6 +324,7 @@ func (s *Service) dequeue(ctx context.Context, space string, st *messageState, n
 		return nil, err
 	}
 	st.adjustCount(-int64(len(purged)))
+	metrics.MessagesGot.Add(float64(len(out)))
 	return out, nil
 }
 
@@ -397,6 +400,7 @@ func (s *Service) DeleteMessage(ctx context.Context, q Queue, id, receipt string
 			return err
 		}
 		st.adjustCount(-1)
+		metrics.MessagesDeleted.Inc()
 		if expired(r.version, now) {
 			return messageNotFound(id) // already gone for clients; now gone from storage too
 		}
@@ -492,7 +496,8 @@ func (s *Service) ClearMessages(ctx context.Context, q Queue) error {
 	// Every message this Service put before has an earlier insertion time than this one.
 	cutoff := s.insertionTime(s.now())
 	return s.withQueue(ctx, q, func(q Queue, st *messageState) error {
-		_, err := s.removeByExpiry(ctx, q.Space, st, "", func(id messageID) bool { return id.inserted().Before(cutoff) })
+		n, err := s.removeByExpiry(ctx, q.Space, st, "", func(id messageID) bool { return id.inserted().Before(cutoff) })
+		metrics.MessagesDeleted.Add(float64(n))
 		return err
 	})
 }
