@@ -147,12 +147,21 @@ const rowFormat = "%-22s %-16s %11s %11s %9s %12s %9s %9s %9s %7s\n"
 
 func printHeader(w io.Writer, rep *Report) {
 	p := rep.Parameters
-	fmt.Fprintf(w, "tabula bench: %d workers, %s per workload, %s entities in %d partitions, %d-byte entities (JSON)\n",
-		p.Concurrency, time.Duration(p.DurationSeconds*float64(time.Second)), Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes)
+	fmt.Fprintf(w, "tabula bench: %d workers, %s per workload", p.Concurrency, time.Duration(p.DurationSeconds*float64(time.Second)))
+	tables := false
+	for _, name := range p.Workloads {
+		if wl, _ := findWorkload(name); wl.queue == noQueue {
+			tables = true
+		}
+	}
+	if tables {
+		fmt.Fprintf(w, ", %s entities in %d partitions, %d-byte entities (JSON)", Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes)
+	}
 	if p.MessageSize > 0 {
-		fmt.Fprintf(w, "  queues: %d-byte messages; %s preloaded for queue-get-delete, %s kept for queue-get-at-depth (a message counts as an entity)\n",
+		fmt.Fprintf(w, ", %d-byte messages (%s preloaded for queue-get-delete, %s kept for queue-get-at-depth; a message counts as an entity)",
 			p.MessageSize, Thousands(float64(p.Messages)), Thousands(float64(p.QueueDepth)))
 	}
+	fmt.Fprintln(w)
 	for _, e := range rep.Endpoints {
 		fmt.Fprintf(w, "  %-10s %s", e.Label, e.URL)
 		if e.PreloadSeconds > 0 {
