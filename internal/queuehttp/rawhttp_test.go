@@ -293,3 +293,29 @@ func TestVersionsAndEndpointsThatRefuse(t *testing.T) {
 	resp, body = s.do("GET", "/?restype=service&comp=stats", nil, "")
 	wantStatus(t, resp, body, 400, "InvalidQueryParameterValue")
 }
+
+func TestCORSRulesOfTheQueueServiceApply(t *testing.T) {
+	s := newRawServer(t)
+	props := `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Cors><CorsRule><AllowedOrigins>https://app.example</AllowedOrigins><AllowedMethods>GET,POST</AllowedMethods><AllowedHeaders>x-ms-*</AllowedHeaders><ExposedHeaders>x-ms-request-id</ExposedHeaders><MaxAgeInSeconds>60</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>`
+	resp, body := s.do("PUT", "/?restype=service&comp=properties", map[string]string{"Content-Type": "application/xml"}, props)
+	wantStatus(t, resp, body, 202, "")
+	resp, body = s.do("GET", "/?restype=service&comp=properties", nil, "")
+	wantStatus(t, resp, body, 200, "")
+	if !strings.HasPrefix(body, decl+"<StorageServiceProperties>") || !strings.Contains(body, "<AllowedOrigins>https://app.example</AllowedOrigins>") {
+		t.Fatalf("properties %q", body)
+	}
+	s.do("PUT", "/jobs", nil, "")
+	// A preflight is never authenticated.
+	resp, body = s.do("OPTIONS", "/jobs/messages", map[string]string{"Authorization": "-", "Origin": "https://app.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-ms-version"}, "")
+	wantStatus(t, resp, body, 200, "")
+	if resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" || resp.Header.Get("Access-Control-Max-Age") != "60" {
+		t.Fatalf("preflight headers %v", resp.Header)
+	}
+	resp, body = s.do("OPTIONS", "/jobs/messages", map[string]string{"Authorization": "-", "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}, "")
+	wantStatus(t, resp, body, 403, "CorsPreflightFailure")
+	resp, body = s.do("GET", "/jobs/messages?peekonly=true", map[string]string{"Origin": "https://app.example"}, "")
+	wantStatus(t, resp, body, 200, "")
+	if resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" || resp.Header.Get("Access-Control-Expose-Headers") != "x-ms-request-id" {
+		t.Fatalf("CORS headers on an actual request: %v", resp.Header)
+	}
+}
