@@ -52,14 +52,16 @@ fi
 "$tabula" --data "$work/data" --table-addr 127.0.0.1:0 --queue-addr 127.0.0.1:0 --console-addr "" --request-log off >"$out/tabula.log" 2>&1 &
 tabula_pid=$!
 tabula_url= queue_url=
+# Both endpoints are read from the connection string, the banner's last line, once it is whole
+# (it ends with the queue endpoint's ';').
 for _ in $(seq 1 100); do
-  tabula_url=$(sed -n 's/.*account devstoreaccount1: \(http:[^ ]*\) (tables).*/\1/p' "$out/tabula.log" | head -n 1)
-  queue_url=$(sed -n 's/.*, \(http:[^ ]*\) (queues).*/\1/p' "$out/tabula.log" | head -n 1)
-  [ -n "$queue_url" ] && break
+  tabula_url=$(sed -n 's/.*TableEndpoint=\([^;]*\);.*/\1/p' "$out/tabula.log" | head -n 1)
+  queue_url=$(sed -n 's/.*QueueEndpoint=\([^;]*\);.*/\1/p' "$out/tabula.log" | head -n 1)
+  [ -n "$tabula_url" ] && [ -n "$queue_url" ] && break
   kill -0 "$tabula_pid" 2>/dev/null || break
   sleep 0.1
 done
-if [ -z "$queue_url" ]; then
+if [ -z "$tabula_url" ] || [ -z "$queue_url" ]; then
   echo "bench-queue: tabula did not start:" >&2
   cat "$out/tabula.log" >&2
   exit 1

@@ -300,6 +300,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 		return nil, a, b, err
 	}
 	switch {
+	case a.url == "":
+		return nil, a, b, fmt.Errorf("--endpoint must name the table service root")
 	case cfg.concurrency < 1:
 		return nil, a, b, fmt.Errorf("--concurrency must be at least 1")
 	case cfg.duration <= 0:

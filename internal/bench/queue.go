@@ -225,7 +225,13 @@ func preloadQueue(ctx context.Context, cfg *config, t *target, queue string, n i
 		wg.Go(func() {
 			defer w.qcn.close()
 			for next.Add(1) <= n && ctx.Err() == nil {
-				if err := w.putMessage(ctx, queue); err != nil {
+				// A connection the server drops is tried again on a fresh one: a preload
+				// is not measured, and a message put twice changes nothing that is.
+				err := w.putMessage(ctx, queue)
+				for retries := 0; err != nil && retries < 3 && isTransport(err) && ctx.Err() == nil; retries++ {
+					err = w.putMessage(ctx, queue)
+				}
+				if err != nil {
 					cancel(err)
 					return
 				}
@@ -235,6 +241,11 @@ func preloadQueue(ctx context.Context, cfg *config, t *target, queue string, n i
 	}
 	wg.Wait()
 	return context.Cause(ctx)
+}
+
+func isTransport(err error) bool {
+	var oe *opError
+	return errors.As(err, &oe) && strings.HasPrefix(oe.key, "transport")
 }
 
 // teardownQueues deletes the queues setupQueues created.
