@@ -15,7 +15,7 @@ import (
 // Put Blob round-trips bytes of every size class: empty, inline in the record, and streamed
 // into an object; Get Blob streams them back with the properties Azure reports.
 func TestPutBlobRoundTripsEverySize(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		for _, n := range []int{0, 1, 4 << 10, inlineLimit, inlineLimit + 1, 3<<20 + 17} {
 			body := data(n, uint64(n))
 			name := strings.Repeat("x", 3) + "/" + string(rune('a'+n%26))
@@ -51,7 +51,7 @@ func TestPutBlobRoundTripsEverySize(t *testing.T) {
 
 // The CRC-64 is Azure's: the vectors are from real responses (shared/spec/blob.md §4.2).
 func TestChecksumsAreAzures(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		for body, want := range map[string]string{"hello world": "vo7q9sPVKY0=", "GoBlockBlobData": "+JGsS7CR5kg="} {
 			_, sums, err := e.s.PutBlob(e.ctx, path("b"), strings.NewReader(body), int64(len(body)), PutBlobOptions{Type: BlockBlob})
 			if err != nil {
@@ -84,7 +84,7 @@ func TestUploadChecksumMismatchIsRefused(t *testing.T) {
 		{"both checksums", []byte("hello world"), Checksums{MD5: wrongMD5[:], CRC64: []byte("12345678")}, ContentProperties{}, 400, azerr.InvalidHeaderValue},
 		{"wrong x-ms-blob-content-md5", big, Checksums{MD5: bigMD5[:]}, ContentProperties{ContentMD5: wrongMD5[:]}, 400, azerr.MD5Mismatch},
 	}
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		for _, c := range cases {
 			_, _, err := e.s.PutBlob(e.ctx, path("b"), bytes.NewReader(c.body), int64(len(c.body)), PutBlobOptions{Type: BlockBlob, Checksums: c.sums, Properties: c.props})
 			wantCode(t, err, c.status, c.code)
@@ -104,7 +104,7 @@ func TestUploadChecksumMismatchIsRefused(t *testing.T) {
 func TestGetBlobRanges(t *testing.T) {
 	body := data(inlineLimit+5000, 7)
 	size := int64(len(body))
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		e.putBlob("big", body)
 		e.putBlob("small", body[:100])
 		e.putBlob("empty", nil)
@@ -152,7 +152,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // A range checksum is the MD5 or CRC-64 of the bytes returned, for ranges up to 4 MiB only.
 func TestRangeChecksums(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		e.putBlob("b", []byte("hello world, and more"))
 		d, err := e.s.GetBlob(e.ctx, path("b"), GetBlobOptions{Range: &ByteRange{0, 10}, RangeCRC64: true})
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 // The read rules of shared/spec/blob.md §3: If-Match ∧ If-Unmodified-Since failing is 412,
 // (If-None-Match ∨ If-Modified-Since) failing is 304 with ETag and Last-Modified.
 func TestReadConditions(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		b := e.putBlob("b", []byte("x"))
 		etag, other := b.ETag, ETag(`"0x8DA7B2FB962744D"`)
 		before, at, after := b.LastModified.Add(-time.Second), b.LastModified, b.LastModified.Add(time.Second)
@@ -90,7 +90,7 @@ func TestWriteConditions(t *testing.T) {
 		{"missing blob, If-Modified-Since later", "new", func(b Blob) Conditions { return Conditions{IfModifiedSince: b.LastModified.Add(time.Hour)} },
 			[4]string{"ok", "ok", "ok", "404 BlobNotFound"}},
 	}
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		e.putBlob("source", []byte("src"))
 		ops := []func(name string, c Conditions) error{
 			func(name string, c Conditions) error {
@@ -126,7 +126,7 @@ func TestWriteConditions(t *testing.T) {
 // ETag and Last-Modified change with every write to bytes, properties or metadata, never
 // with reads, leases or tags; creation time never changes.
 func TestETagChangesWithWrites(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		first := e.putBlob("b", []byte("x"))
 		seen := map[ETag]bool{first.ETag: true}
 		props := func() Blob {

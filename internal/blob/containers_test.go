@@ -86,7 +86,7 @@ func TestMetadataRules(t *testing.T) {
 }
 
 func TestContainerLifecycle(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		created, err := e.s.CreateContainer(e.ctx, "acct", "photos", Metadata{"Team": "a"}, BlobAccess)
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +137,7 @@ func TestContainerLifecycle(t *testing.T) {
 // A container deleted and created again is empty, even before the old one's blobs are
 // reclaimed; reclamation then removes the old blobs' objects.
 func TestDeletedContainerIsReclaimed(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		e.putBlob("big", data(inlineLimit+1, 1))
 		e.putBlob("small", []byte("x"))
 		if _, err := e.s.PutBlock(e.ctx, path("staged"), []byte("b1"), strings.NewReader("abc"), 3, "", Checksums{}); err != nil {
@@ -168,7 +168,7 @@ func TestDeletedContainerIsReclaimed(t *testing.T) {
 
 // List Containers pages through an account's containers in name order, with prefix.
 func TestListContainers(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		names := []string{"aaa", "abc", "abd", "abe-1", "b00", "zzz"}
 		for _, n := range names {
 			if _, err := e.s.CreateContainer(e.ctx, "acct", n, Metadata{"N": n}, PrivateAccess); err != nil {

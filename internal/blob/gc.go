@@ -113,8 +113,7 @@ func (s *Service) sweepDeletedContainers(ctx context.Context, cutoff int64) (int
 				if err != nil {
 					return false, err
 				}
-				b.add(store.Mutation{Key: deadStagingKey(st.ID), Value: []byte{}, Version: d.Version},
-					store.Mutation{Key: stagedIndexKey(space, rec.Key.Partition), Delete: true})
+				b.add(deadStaging(st.ID), store.Mutation{Key: stagedIndexKey(space, rec.Key.Partition), Delete: true})
 			default:
 				blob, err := decodeBlob(&rec)
 				if err != nil {
@@ -178,7 +177,7 @@ func (s *Service) expireStagings(ctx context.Context, now time.Time) (int, error
 			m = []store.Mutation{
 				{Key: k, Delete: true, Expect: expectRead(rec)},
 				{Key: ik, Delete: true},
-				{Key: deadStagingKey(st.ID), Value: []byte{}, Version: s.nextTicks(0)},
+				deadStaging(st.ID),
 			}
 			expired++
 		}

@@ -83,11 +83,11 @@ type env struct {
 }
 
 // forEachBackend runs test on every backend.
-func forEachBackend(t *testing.T, test func(e *env)) {
+func forEachBackend(t *testing.T, test func(t *testing.T, e *env)) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			st := b.open(t)
-			test(newEnv(t, st))
+			test(t, newEnv(t, st))
 		})
 	}
 }

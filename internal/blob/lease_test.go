@@ -201,7 +201,7 @@ func TestLeaseStateMachine(t *testing.T) {
 			{0, "state", "404 BlobNotFound"},
 		},
 	}
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		for name, steps := range scenarios {
 			t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 				e.T = t
@@ -238,7 +238,7 @@ func TestLeaseRequestValidation(t *testing.T) {
 
 // Lease operations change neither ETag nor Last-Modified; break reports the seconds left.
 func TestLeaseOperationsKeepETag(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		b := e.putBlob("lock", []byte("x"))
 		r, err := e.s.LeaseBlob(e.ctx, path("lock"), LeaseRequest{Action: AcquireLease, Duration: ptr(30)}, Conditions{})
 		if err != nil || r.ETag != b.ETag || !r.LastModified.Equal(b.LastModified) || !validLeaseID(r.ID) {
@@ -266,7 +266,7 @@ func TestLeaseOperationsKeepETag(t *testing.T) {
 
 // A container lease guards only Delete Container.
 func TestContainerLease(t *testing.T) {
-	forEachBackend(t, func(e *env) {
+	forEachBackend(t, func(t *testing.T, e *env) {
 		r, err := e.s.LeaseContainer(e.ctx, "acct", "ctr", LeaseRequest{Action: AcquireLease, Duration: ptr(InfiniteLease), ProposedID: idA}, Conditions{})
 		if err != nil || r.ID != idA {
 			t.Fatalf("acquire: %+v, %v", r, err)

@@ -370,8 +370,15 @@ func (s *Service) retireStaging(st *blobState, rec *store.Record, sr *stagingRec
 	out.add(
 		store.Mutation{Key: rec.Key, Expect: expectRead(rec), Delete: true},
 		store.Mutation{Key: stagedIndexKey(st.space, st.key.Partition), Delete: true},
-		store.Mutation{Key: deadStagingKey(sr.ID), Value: []byte{}, Version: s.nextTicks(0)},
+		deadStaging(sr.ID),
 	)
+}
+
+// deadStaging hands a staging's blocks to the collector. Downloads never read uncommitted
+// blocks (what committed them holds its own references), so they need not wait Grace: the
+// record is stamped with the earliest time, due at the next pass.
+func deadStaging(id string) store.Mutation {
+	return store.Mutation{Key: deadStagingKey(id), Value: []byte{}, Version: 0}
 }
 
 func lower(s string) string { return string(bytes.ToLower([]byte(s))) }
