@@ -84,14 +84,14 @@ type upload struct {
 }
 
 // receive reads size bytes of body, checks them against the sent checksums and keeps them:
-// in memory if inline and size is at most inlineLimit, else streamed into a new object
+// in memory if empty, or if inline and size is at most inlineLimit, else streamed into a new object
 // (memory stays bounded whatever the size). A body that ends early is an error; what follows
 // size is not read.
 func (s *Service) receive(ctx context.Context, body io.Reader, size int64, sent Checksums, inline bool) (upload, error) {
 	u := upload{started: s.Now()}
 	sum := newSummer()
 	r := io.TeeReader(io.LimitReader(body, size), sum)
-	if inline && size <= inlineLimit {
+	if size == 0 || inline && size <= inlineLimit {
 		u.data = make([]byte, size)
 		if _, err := io.ReadFull(r, u.data); err != nil {
 			return upload{}, fmt.Errorf("reading the request body: %w", unexpectedEOF(err))
