@@ -161,10 +161,11 @@ func (s *Service) listedBlob(rec *store.Record, inc ListBlobsInclude, lastBase *
 	if err != nil {
 		return false, err
 	}
-	*out = b.public(name, strings.TrimPrefix(row, rowSnapshot), now)
-	if row == rowBase {
-		out.Snapshot = ""
+	snapshot := ""
+	if row != rowBase {
+		snapshot = row[len(rowSnapshot):]
 	}
+	*out = b.public(name, snapshot, now)
 	return true, nil
 }
 
