@@ -80,7 +80,8 @@ func TestSealedAppendBlob(t *testing.T) {
 	})
 }
 
-// Concurrent appends serialise: every block lands whole, at its own offset.
+// Concurrent appends through two front-ends serialise: every block lands whole, at its own
+// offset.
 func TestConcurrentAppends(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		e.createAppend("log")
@@ -91,8 +92,13 @@ func TestConcurrentAppends(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				svc := e.s
+				if w%2 == 1 {
+					svc = e.other
+				}
 				for i := range each {
-					r, err := e.appendBlock("log", fmt.Sprintf("<%d:%02d>", w, i), AppendBlockOptions{})
+					body := fmt.Sprintf("<%d:%02d>", w, i)
+					r, err := svc.AppendBlock(e.ctx, path("log"), strings.NewReader(body), int64(len(body)), AppendBlockOptions{})
 					if err != nil {
 						t.Error(err)
 						return

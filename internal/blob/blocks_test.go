@@ -239,8 +239,8 @@ func TestUncommittedBlocksAreDiscarded(t *testing.T) {
 	})
 }
 
-// Eight Put Blocks in parallel, the SDKs' upload shape, then one Put Block List: every
-// block lands, and the commit is atomic.
+// Eight Put Blocks in parallel, the SDKs' upload shape, through two front-ends, then one
+// Put Block List: every block lands, and the commit is atomic.
 func TestParallelPutBlocks(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		const blocks = 24
@@ -258,7 +258,11 @@ func TestParallelPutBlocks(t *testing.T) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				_, err := e.s.PutBlock(e.ctx, path("b"), fmt.Appendf(nil, "%04d", i), bytes.NewReader(bodies[i]), int64(len(bodies[i])), "", Checksums{})
+				svc := e.s
+				if i%2 == 1 {
+					svc = e.other
+				}
+				_, err := svc.PutBlock(e.ctx, path("b"), fmt.Appendf(nil, "%04d", i), bytes.NewReader(bodies[i]), int64(len(bodies[i])), "", Checksums{})
 				errs <- err
 			}()
 		}

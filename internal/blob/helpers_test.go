@@ -28,21 +28,23 @@ type backendStore interface {
 
 // backends are the stores every semantic test runs on: the embedded one and PostgreSQL (a
 // fresh database of a throw-away cluster; skipped loudly where PostgreSQL is not installed,
-// never in CI).
+// never in CI). open returns the store and what a second front-end uses: for PostgreSQL a
+// second Store on the same database, for Pebble (one process only) the same store.
 var backends = []struct {
 	name string
-	open func(t *testing.T) backendStore
+	open func(t *testing.T) (st, second backendStore)
 }{
-	{"pebble", func(t *testing.T) backendStore {
+	{"pebble", func(t *testing.T) (backendStore, backendStore) {
 		st, err := pebble.Open("", pebble.Options{InMemory: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		return st
+		return st, st
 	}},
-	{"postgres", func(t *testing.T) backendStore {
-		return openPostgres(t, pgtest.Start(t))
+	{"postgres", func(t *testing.T) (backendStore, backendStore) {
+		dsn := pgtest.Start(t)
+		return openPostgres(t, dsn), openPostgres(t, dsn)
 	}},
 }
 
@@ -73,10 +75,12 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// env is a Service on one backend, with its clock and a container "ctr" of account "acct".
+// env is a Service on one backend, with its clock and a container "ctr" of account "acct";
+// other is a second front-end's Service on the same data, with the same clock.
 type env struct {
 	*testing.T
 	s     *Service
+	other *Service
 	st    backendStore
 	clock *clock
 	ctx   context.Context
@@ -86,17 +90,19 @@ type env struct {
 func forEachBackend(t *testing.T, test func(t *testing.T, e *env)) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			st := b.open(t)
-			test(t, newEnv(t, st))
+			test(t, newEnv(t, b.open))
 		})
 	}
 }
 
-func newEnv(t *testing.T, st backendStore) *env {
+func newEnv(t *testing.T, open func(t *testing.T) (st, second backendStore)) *env {
+	st, second := open(t)
 	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
 	s := New(st, st)
 	s.Now = c.Now
-	e := &env{T: t, s: s, st: st, clock: c, ctx: t.Context()}
+	other := New(second, second)
+	other.Now = c.Now
+	e := &env{T: t, s: s, other: other, st: st, clock: c, ctx: t.Context()}
 	if _, err := s.CreateContainer(e.ctx, "acct", "ctr", nil, PrivateAccess); err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +113,10 @@ func path(name string) Path { return Path{Account: "acct", Container: "ctr", Nam
 
 // data returns n deterministic pseudo-random bytes.
 func data(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, seed))
+	var s [32]byte
+	s[0], s[1] = byte(seed), byte(seed>>8)
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
+	rand.NewChaCha8(s).Read(b)
 	return b
 }
 

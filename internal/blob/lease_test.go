@@ -298,16 +298,9 @@ func TestContainerLease(t *testing.T) {
 // ids; the loser gets 409 LeaseAlreadyPresent until the winner releases or the lease expires;
 // renewals keep it; a break ends it.
 func TestFunctionsHostLockDance(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			st := b.open(t)
-			e := newEnv(t, st)
-			// The second host's front-end: another Service on the same store. Services keep
-			// nothing in memory that this depends on, so this is what a second front-end on
-			// a shared database sees.
-			other := New(st, st)
-			other.Now = e.clock.Now
-			hosts := []*Service{e.s, other}
+	forEachBackend(t, func(t *testing.T, e *env) {
+		{
+			hosts := []*Service{e.s, e.other}
 			ids := []string{"000000000000000000000000A1B2C3D4", "000000000000000000000000B5C6D7E8"}
 			lock := Path{Account: "acct", Container: "azure-webjobs-hosts", Name: "locks/myhostid/host"}
 			acquire := func(h int) error {
@@ -399,6 +392,6 @@ func TestFunctionsHostLockDance(t *testing.T) {
 			if err != nil || props.Lease.State != LeaseLeased || props.Metadata["FunctionInstance"] != "w" {
 				t.Fatalf("HEAD: %+v, %v", props, err)
 			}
-		})
-	}
+		}
+	})
 }
