@@ -7,7 +7,11 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +32,20 @@ func TestObjectsContractInMemory(t *testing.T) {
 	storetest.RunObjects(t, func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
 		fs := vfs.NewMem()
 		return mustOpenFS(t, "db", fs), func() storetest.ObjectStore { return mustOpenFS(t, "db", fs) }
+	})
+}
+
+// TestObjectsContractAsFilesOnly runs the suite with every object a file, the empty and
+// small ones included, which otherwise are records.
+func TestObjectsContractAsFilesOnly(t *testing.T) {
+	storetest.RunObjects(t, func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
+		fs := vfs.NewMem()
+		open := func() storetest.ObjectStore {
+			s := mustOpenFS(t, "db", fs)
+			s.objects.inlineMax = -1
+			return s
+		}
+		return open(), open
 	})
 }
 
@@ -163,4 +181,73 @@ func testObjectsCrash(t *testing.T, crash vfs.CrashCloneCfg) {
 		t.Fatalf("after sweeping %d leftovers, %d objects remain, want the %d kept", len(leftovers), left, len(wantKept))
 	}
 	t.Logf("%d objects kept, %d deleted before the crash; %d leftovers swept", len(wantKept), len(wantDeleted), len(leftovers))
+}
+
+// sourceRecorder is an io.ReaderFrom, as net/http's response is, that records what it was
+// handed.
+type sourceRecorder struct {
+	src io.Reader
+	got bytes.Buffer
+}
+
+func (w *sourceRecorder) Write(p []byte) (int, error) { return w.got.Write(p) }
+
+func (w *sourceRecorder) ReadFrom(src io.Reader) (int64, error) {
+	w.src = src
+	return w.got.ReadFrom(src)
+}
+
+// TestReadersOfFilesOnDiskOfferTheFileForSendfile checks that io.Copy of a file object's
+// reader hands the writer an io.LimitedReader of the file itself, a syscall.Conn: what
+// net.TCPConn sends with sendfile(2). Then it downloads a range over loopback HTTP that way.
+func TestReadersOfFilesOnDiskOfferTheFileForSendfile(t *testing.T) {
+	s := mustOpen(t, t.TempDir(), Options{})
+	defer s.Close()
+	data := make([]byte, 3<<20)
+	rand.NewChaCha8([32]byte{9}).Read(data)
+	id, _, err := s.PutObject(t.Context(), bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const off, n = 1000, 2 << 20
+	r, err := s.ReadObject(t.Context(), id, off, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w sourceRecorder
+	if _, err := io.Copy(&w, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	lr, ok := w.src.(*io.LimitedReader)
+	if !ok {
+		t.Fatalf("io.Copy handed the writer a %T, want an *io.LimitedReader", w.src)
+	}
+	if _, ok := lr.R.(syscall.Conn); !ok {
+		t.Fatalf("the io.LimitedReader reads a %T, not a syscall.Conn", lr.R)
+	}
+	if !bytes.Equal(w.got.Bytes(), data[off:off+n]) {
+		t.Fatal("io.Copy of the reader yielded other bytes")
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r, err := s.ReadObject(req.Context(), id, off, n)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		defer r.Close()
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		io.Copy(w, r)
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !bytes.Equal(body, data[off:off+n]) {
+		t.Fatalf("download over HTTP: %d bytes (%v), want %d of the object from %d", len(body), err, n, off)
+	}
 }
