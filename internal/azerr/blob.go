@@ -2,11 +2,11 @@ package azerr
 
 // The Blob service's codes (shared/spec/blob.md §18). Status and message are Azure's, from the
 // REST reference's list of Blob service error codes; where a message names "the blob" but the
-// error is about a container, the service builds it with Newf.
+// error is about a container, the service builds it with Newf. UnsupportedHeader,
+// MissingContentLengthHeader and FeatureVersionMismatch are the wire protocol's to answer.
 const (
 	ContainerNotFound                     Code = "ContainerNotFound"
 	ContainerAlreadyExists                Code = "ContainerAlreadyExists"
-	ContainerBeingDeleted                 Code = "ContainerBeingDeleted"
 	BlobNotFound                          Code = "BlobNotFound"
 	BlobAlreadyExists                     Code = "BlobAlreadyExists"
 	SnapshotsPresent                      Code = "SnapshotsPresent"
@@ -17,9 +17,7 @@ const (
 	InvalidBlockList                      Code = "InvalidBlockList"
 	InvalidBlockID                        Code = "InvalidBlockId"
 	InvalidBlobOrBlock                    Code = "InvalidBlobOrBlock"
-	PendingCopyOperation                  Code = "PendingCopyOperation"
 	NoPendingCopyOperation                Code = "NoPendingCopyOperation"
-	CopyIDMismatch                        Code = "CopyIdMismatch"
 	CannotVerifyCopySource                Code = "CannotVerifyCopySource"
 	LeaseAlreadyPresent                   Code = "LeaseAlreadyPresent"
 	LeaseIDMismatchWithLeaseOperation     Code = "LeaseIdMismatchWithLeaseOperation"
@@ -32,7 +30,6 @@ const (
 	LeaseIDMismatchWithContainerOperation Code = "LeaseIdMismatchWithContainerOperation"
 	LeaseNotPresentWithBlobOperation      Code = "LeaseNotPresentWithBlobOperation"
 	LeaseNotPresentWithContainerOperation Code = "LeaseNotPresentWithContainerOperation"
-	LeaseLost                             Code = "LeaseLost"
 	InfiniteLeaseDurationRequired         Code = "InfiniteLeaseDurationRequired"
 	ConditionNotMet                       Code = "ConditionNotMet"
 	SourceConditionNotMet                 Code = "SourceConditionNotMet"
@@ -53,12 +50,9 @@ const (
 	MissingContentLengthHeader            Code = "MissingContentLengthHeader"
 	FeatureVersionMismatch                Code = "FeatureVersionMismatch"
 	InvalidBlobTier                       Code = "InvalidBlobTier"
-	BlobArchived                          Code = "BlobArchived"
 	PreviousSnapshotNotFound              Code = "PreviousSnapshotNotFound"
 	InvalidTag                            Code = "InvalidTag"
 	SequenceNumberIncrementTooLarge       Code = "SequenceNumberIncrementTooLarge"
-	InvalidSourceBlobType                 Code = "InvalidSourceBlobType"
-	MultipleConditionHeadersNotSupported  Code = "MultipleConditionHeadersNotSupported"
 	OperationTimedOut                     Code = "OperationTimedOut"
 )
 
@@ -71,7 +65,6 @@ func init() {
 var blobDefaults = map[Code]defaultOf{
 	ContainerNotFound:                     {404, "The specified container does not exist."},
 	ContainerAlreadyExists:                {409, "The specified container already exists."},
-	ContainerBeingDeleted:                 {409, "The specified container is being deleted."},
 	BlobNotFound:                          {404, "The specified blob does not exist."},
 	BlobAlreadyExists:                     {409, "The specified blob already exists."},
 	SnapshotsPresent:                      {409, "This operation is not permitted because the blob has snapshots."},
@@ -82,9 +75,7 @@ var blobDefaults = map[Code]defaultOf{
 	InvalidBlockList:                      {400, "The specified block list is invalid."},
 	InvalidBlockID:                        {400, "The specified block ID is invalid. The block ID must be Base64-encoded."},
 	InvalidBlobOrBlock:                    {400, "The specified blob or block content is invalid."},
-	PendingCopyOperation:                  {409, "There is currently a pending copy operation."},
 	NoPendingCopyOperation:                {409, "There is currently no pending copy operation."},
-	CopyIDMismatch:                        {409, "The specified copy ID did not match the copy ID for the pending copy operation."},
 	CannotVerifyCopySource:                {404, "The specified blob does not exist."},
 	LeaseAlreadyPresent:                   {409, "There is already a lease present."},
 	LeaseIDMismatchWithLeaseOperation:     {409, "The lease ID specified did not match the lease ID for the blob."},
@@ -97,7 +88,6 @@ var blobDefaults = map[Code]defaultOf{
 	LeaseIDMismatchWithContainerOperation: {412, "The lease ID specified did not match the lease ID for the container."},
 	LeaseNotPresentWithBlobOperation:      {412, "There is currently no lease on the blob."},
 	LeaseNotPresentWithContainerOperation: {412, "There is currently no lease on the container."},
-	LeaseLost:                             {412, "A lease ID was specified, but the lease for the blob has expired."},
 	InfiniteLeaseDurationRequired:         {412, "The lease ID matched, but the specified lease must be an infinite-duration lease."},
 	ConditionNotMet:                       {412, "The condition specified using HTTP conditional header(s) is not met."},
 	SourceConditionNotMet:                 {412, "The source condition specified using HTTP conditional header(s) is not met."},
@@ -118,11 +108,8 @@ var blobDefaults = map[Code]defaultOf{
 	MissingContentLengthHeader:            {411, "The Content-Length header was not specified."},
 	FeatureVersionMismatch:                {409, "The type of blob in the container is unrecognized by this version."},
 	InvalidBlobTier:                       {400, "The specified blob tier is invalid."},
-	BlobArchived:                          {409, "This operation is not permitted on an archived blob."},
 	PreviousSnapshotNotFound:              {409, "The previous snapshot is not found."},
 	InvalidTag:                            {400, "The tags specified are invalid. It contains characters that are not permitted."},
 	SequenceNumberIncrementTooLarge:       {409, "Incrementing the sequence number would cause it to exceed the maximum value."},
-	InvalidSourceBlobType:                 {409, "The source blob type is invalid for this operation."},
-	MultipleConditionHeadersNotSupported:  {400, "Multiple condition headers are not supported."},
 	OperationTimedOut:                     {500, "The operation could not be completed within the permitted time."},
 }
