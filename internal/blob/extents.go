@@ -132,7 +132,9 @@ func decodePiece(b []byte) (block []byte, p piece, rest []byte, err error) {
 	switch kind &^ pieceBlockStart {
 	case pieceZeros:
 	case pieceObject:
-		p.Obj = string(take(uvarint()))
+		if p.Obj = string(take(uvarint())); p.Obj == "" {
+			err = errCorruptPiece
+		}
 		p.Off = int64(uvarint())
 	default:
 		err = errCorruptPiece
