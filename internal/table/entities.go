@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tabula-dev/tabula/internal/metrics"
+
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/store"
@@ -208,6 +210,7 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 		if err != nil {
 			return nil, err
 		}
+		metrics.EntitiesWritten.Add(float64(len(writes)))
 		return results, nil
 	}
 	return nil, azerr.Newf(azerr.ServerBusy, "The partition is being written by too many clients at once. Please retry your request.")
@@ -292,5 +295,6 @@ func (s *Service) Entity(ctx context.Context, t Table, pk, rk string) (edm.Entit
 		return edm.Entity{}, fmt.Errorf("entity %s is corrupt: %w", rec.Key, err)
 	}
 	e.PartitionKey, e.RowKey, e.Timestamp = pk, rk, edm.Ticks(rec.Version)
+	metrics.EntitiesRead.Inc()
 	return e, nil
 }

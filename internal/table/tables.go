@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/auth"
+
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/odata"
@@ -42,13 +44,7 @@ type Table struct {
 
 // AccessPolicy is one signed identifier of a table's ACL. Zero times and an empty Permission
 // mean the element was absent.
-type AccessPolicy struct {
-	ID         string    `json:"id"`
-	Start      time.Time `json:"start,omitzero"`
-	Expiry     time.Time `json:"expiry,omitzero"`
-	Permission string    `json:"permission,omitempty"`
-	HasPolicy  bool      `json:"hasPolicy,omitempty"`
-}
+type AccessPolicy = auth.AccessPolicy
 
 // ValidateTableName applies Azure's table-name rules: 3-63 ASCII letters and digits, starting
 // with a letter, and not the reserved name "tables". Length is checked first, as Azurite does

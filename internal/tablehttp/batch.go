@@ -10,6 +10,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/batchwire"
 	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/table"
 )
 
@@ -17,11 +18,14 @@ import (
 // (size, multipart syntax, authorization) are top-level errors; a failing operation is
 // reported inside a 202 envelope with its index, as Azure does, and nothing is applied.
 func (s *Server) batch(rq *request) error {
+	if err := rq.Note("Entity Group Transaction", ""); err != nil {
+		return err
+	}
 	body, err := readBody(rq)
 	if err != nil {
 		return err
 	}
-	req, err := batchwire.Decode(rq.r.Header.Get("Content-Type"), body, table.MaxBatchOperations)
+	req, err := batchwire.Decode(rq.R.Header.Get("Content-Type"), body, table.MaxBatchOperations)
 	var ce *batchwire.ChangesetError
 	if errors.As(err, &ce) {
 		return s.batchFailure(rq, ce.Index, ce.Err)
@@ -32,8 +36,8 @@ func (s *Server) batch(rq *request) error {
 	if req.Query != nil {
 		return s.batchQuery(rq, req.Query)
 	}
-	if rq.secondary {
-		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.account)
+	if rq.Secondary {
+		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.Account)
 	}
 	writes := make([]table.Write, len(req.Changeset))
 	prefer := make([]string, len(req.Changeset))
@@ -48,7 +52,7 @@ func (s *Server) batch(rq *request) error {
 		} else if !strings.EqualFold(res.table, tableName) {
 			return s.batchFailure(rq, i, azerr.Newf(azerr.InvalidInput, "All operations of a batch must address one table; operation %d addresses %q, operation 0 %q.", i, res.table, tableName))
 		}
-		if err := rq.grant.Authorize(op, res.table, w.Entity.PartitionKey, w.Entity.RowKey); err != nil {
+		if err := rq.grant.Authorize(op, auth.Target{Name: res.table, PartitionKey: w.Entity.PartitionKey, RowKey: w.Entity.RowKey}); err != nil {
 			return err
 		}
 		writes[i] = w
@@ -57,7 +61,16 @@ func (s *Server) batch(rq *request) error {
 	if err := table.ValidateBatch(writes); err != nil {
 		return s.batchFailure(rq, 0, err)
 	}
-	t, err := s.svc.Table(rq.ctx, rq.account, tableName)
+	if err := rq.Note("Entity Group Transaction", tableName); err != nil {
+		return err
+	}
+	if err := rq.NotePartition(writes[0].Entity.PartitionKey); err != nil {
+		return err
+	}
+	if err := s.admit(rq, tableName, writes[0].Entity.PartitionKey, len(writes)); err != nil {
+		return err
+	}
+	t, err := s.svc.Table(rq.ctx, rq.Account, tableName)
 	if err != nil {
 		return s.batchFailure(rq, 0, err)
 	}
@@ -65,6 +78,7 @@ func (s *Server) batch(rq *request) error {
 	if err != nil {
 		return s.batchFailure(rq, 0, err)
 	}
+	s.observeWrites(rq, tableName, writes)
 	responses := make([]batchwire.Response, len(writes))
 	for i, w := range writes {
 		h := make(http.Header, 8)
@@ -76,7 +90,7 @@ func (s *Server) batch(rq *request) error {
 			h["Etag"] = []string{edm.ETag(stored[i].Timestamp)}
 		}
 		if w.Kind == table.Insert {
-			location := []string{rq.baseURL + "/" + entityPath(t.Name, stored[i].PartitionKey, stored[i].RowKey)}
+			location := []string{rq.BaseURL + "/" + entityPath(t.Name, stored[i].PartitionKey, stored[i].RowKey)}
 			h["Location"] = location
 			if prefer[i] != "" {
 				h["Preference-Applied"] = []string{prefer[i]}
@@ -103,17 +117,17 @@ func (s *Server) batch(rq *request) error {
 }
 
 // decodeBatchWrite reads one changeset operation.
-func (s *Server) decodeBatchWrite(rq *request, p batchwire.Part) (table.Write, auth.Operation, resource, error) {
+func (s *Server) decodeBatchWrite(rq *request, p batchwire.Part) (table.Write, *auth.Operation, resource, error) {
 	method, err := tunnelledMethod(p.Method, p.Header)
 	if err != nil {
-		return table.Write{}, 0, resource{}, err
+		return table.Write{}, nil, resource{}, err
 	}
 	res, err := parseResource(s.batchResourcePath(rq, p.URL))
 	if err != nil {
-		return table.Write{}, 0, resource{}, err
+		return table.Write{}, nil, resource{}, err
 	}
 	if res.kind != resEntity && res.kind != resEntities {
-		return table.Write{}, 0, resource{}, azerr.Newf(azerr.InvalidInput, "A batch operation must address an entity or a table's entities, not %q.", p.RawTarget)
+		return table.Write{}, nil, resource{}, azerr.Newf(azerr.InvalidInput, "A batch operation must address an entity or a table's entities, not %q.", p.RawTarget)
 	}
 	w, op, err := decodeWrite(method, p.Header, p.Body, res)
 	return w, op, res, err
@@ -126,14 +140,14 @@ func (s *Server) batchResourcePath(rq *request, u *url.URL) string {
 	if u.Host != "" {
 		host := u.Hostname()
 		if label, _, ok := strings.Cut(host, "."); ok {
-			if name, _ := s.hostedAccount(label); name == rq.account {
+			if name, _ := server.HostedAccount(s.auth, label); name == rq.Account {
 				return path
 			}
 		}
 	}
 	trimmed := strings.TrimPrefix(path, "/")
 	seg, rest, _ := strings.Cut(trimmed, "/")
-	if name, _ := s.hostedAccount(seg); name == rq.account && name != "" {
+	if name, _ := server.HostedAccount(s.auth, seg); name == rq.Account && name != "" {
 		return "/" + rest
 	}
 	return "/" + trimmed
@@ -155,12 +169,12 @@ func (s *Server) batchFailure(rq *request, index int, err error) error {
 	h.Set("DataServiceVersion", "3.0;")
 	h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 	ct, out := batchwire.EncodeChangesetResponse([]batchwire.Response{{
-		Status: e.Status, Header: h, Body: errorBodyWithIndex(e, rq.id, true, index),
+		Status: e.Status, Header: h, Body: errorBodyWithIndex(e, rq.ID, true, index),
 	}})
 	// Not sent by the real service on the 202, but harmless to other SDKs: the Go SDK (v1.4.1)
 	// reads the failing operation's code only from this header, since the multipart body is
 	// not JSON, and otherwise reports a failed transaction without a code.
-	rq.w.Header().Set("x-ms-error-code", string(e.Code))
+	rq.W.Header().Set("x-ms-error-code", string(e.Code))
 	rq.writeBatch(ct, out)
 	return nil
 }
@@ -174,7 +188,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 	if res.kind != resEntity {
 		return azerr.Newf(azerr.InvalidInput, "A query inside a batch must be a point query Table(PartitionKey='...',RowKey='...').")
 	}
-	if err := rq.grant.Authorize(auth.OpQueryEntities, res.table, res.partitionKey, res.rowKey); err != nil {
+	if err := rq.grant.Authorize(auth.OpQueryEntities, auth.Target{Name: res.table, PartitionKey: res.partitionKey, RowKey: res.rowKey}); err != nil {
 		return err
 	}
 	level, err := negotiateHeader(p.Header.Get("Accept"))
@@ -186,7 +200,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 	h.Set("DataServiceVersion", "3.0;")
 	h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 	resp := batchwire.Response{Header: h}
-	t, err := s.svc.Table(rq.ctx, rq.account, res.table)
+	t, err := s.svc.Table(rq.ctx, rq.Account, res.table)
 	var e edm.Entity
 	if err == nil {
 		e, err = s.svc.Entity(rq.ctx, t, res.partitionKey, res.rowKey)
@@ -196,7 +210,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 		if ae.Code == azerr.InternalError {
 			return err
 		}
-		resp.Status, resp.Body = ae.Status, errorBody(ae, rq.id, true)
+		resp.Status, resp.Body = ae.Status, errorBody(ae, rq.ID, true)
 	} else {
 		opts := entityOptions(rq, t, level)
 		opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
@@ -210,10 +224,10 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 }
 
 func (rq *request) writeBatch(contentType string, body []byte) {
-	h := rq.w.Header()
+	h := rq.W.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Content-Type-Options", "nosniff")
-	rq.w.WriteHeader(http.StatusAccepted)
-	_, _ = rq.w.Write(body)
+	rq.W.WriteHeader(http.StatusAccepted)
+	_, _ = rq.W.Write(body)
 }

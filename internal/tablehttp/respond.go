@@ -25,9 +25,9 @@ var jsonContentType = map[edm.Metadata][]string{
 // Accept gets minimal metadata, as the real service answers Accept: application/json. Atom is
 // not served: modern service versions refuse it too.
 func negotiate(rq *request) (edm.Metadata, error) {
-	spec := rq.query.Get("$format")
+	spec := rq.Query.Get("$format")
 	if spec == "" {
-		spec = rq.r.Header.Get("Accept")
+		spec = rq.R.Header.Get("Accept")
 	}
 	return negotiateHeader(spec)
 }
@@ -83,18 +83,18 @@ func (rq *request) fail(err error) {
 	e := azerr.As(err)
 	if e.Code == azerr.InternalError {
 		// The cause stays in the server log; the client learns only that it may retry.
-		rq.log.Error("request failed", "request_id", rq.id, "method", rq.r.Method, "url", rq.r.URL.String(), "err", err)
+		rq.log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "err", err)
 	}
-	h := rq.w.Header()
+	h := rq.W.Header()
 	for k, v := range e.Header {
 		h[k] = v
 	}
 	h.Set("x-ms-error-code", string(e.Code))
-	if rq.r.Method == http.MethodHead {
-		rq.w.WriteHeader(e.Status)
+	if rq.R.Method == http.MethodHead {
+		rq.W.WriteHeader(e.Status)
 		return
 	}
-	body := errorBody(e, rq.id, rq.jsonErrors)
+	body := errorBody(e, rq.ID, rq.jsonErrors)
 	if rq.jsonErrors {
 		h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 		h.Set("Cache-Control", "no-cache")
@@ -103,8 +103,8 @@ func (rq *request) fail(err error) {
 		h.Set("Content-Type", "application/xml")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	rq.w.WriteHeader(e.Status)
-	_, _ = rq.w.Write(body)
+	rq.W.WriteHeader(e.Status)
+	_, _ = rq.W.Write(body)
 }
 
 // errorBody renders an error outside a changeset.
@@ -171,13 +171,13 @@ var (
 
 // writeJSON sends a 200/201 OData JSON body at the given metadata level.
 func (rq *request) writeJSON(status int, level edm.Metadata, body []byte) {
-	h := rq.w.Header()
+	h := rq.W.Header()
 	h["Content-Type"] = jsonContentType[level]
 	h["Cache-Control"] = noCacheValue
 	h["X-Content-Type-Options"] = noSniffValue
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	rq.w.WriteHeader(status)
-	_, _ = rq.w.Write(body)
+	rq.W.WriteHeader(status)
+	_, _ = rq.W.Write(body)
 }
 
 // bodyBuffers recycles response bodies: a point read's kilobyte of JSON, or a query page's
@@ -200,9 +200,9 @@ func (rq *request) writeBuiltJSON(status int, level edm.Metadata, build func([]b
 
 // writeEmpty sends a bodiless response.
 func (rq *request) writeEmpty(status int) {
-	h := rq.w.Header()
+	h := rq.W.Header()
 	h["Cache-Control"] = noCacheValue
 	h["X-Content-Type-Options"] = noSniffValue
 	h["Content-Length"] = zeroLengthValue
-	rq.w.WriteHeader(status)
+	rq.W.WriteHeader(status)
 }

@@ -14,9 +14,9 @@ func appendTableJSON(b []byte, rq *request, level edm.Metadata, name, metadataUR
 	b = appendObjectStart(b, metadataURL)
 	if level == edm.FullMetadata {
 		b = append(b, `"odata.type":`...)
-		b = appendJSONString(b, rq.account+".Tables")
+		b = appendJSONString(b, rq.Account+".Tables")
 		b = append(b, `,"odata.id":`...)
-		b = appendJSONString(b, rq.baseURL+"/Tables('"+name+"')")
+		b = appendJSONString(b, rq.BaseURL+"/Tables('"+name+"')")
 		b = append(b, `,"odata.editLink":`...)
 		b = appendJSONString(b, "Tables('"+name+"')")
 		b = append(b, ',')
@@ -46,11 +46,11 @@ func (s *Server) createTable(rq *request) error {
 	if req.TableName == nil {
 		return azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is missing.")
 	}
-	t, err := s.svc.CreateTable(rq.ctx, rq.account, *req.TableName)
+	t, err := s.svc.CreateTable(rq.ctx, rq.Account, *req.TableName)
 	if err != nil {
 		return err
 	}
-	if rq.createdWithoutContent(rq.baseURL + "/Tables('" + t.Name + "')") {
+	if rq.createdWithoutContent(rq.BaseURL + "/Tables('" + t.Name + "')") {
 		return nil
 	}
 	rq.writeJSON(http.StatusCreated, level, appendTableJSON(nil, rq, level, t.Name, metadataURL(rq, level, "Tables/@Element")))
@@ -63,7 +63,7 @@ func (s *Server) getTable(rq *request, name string) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.svc.Table(rq.ctx, rq.account, name)
+	t, err := s.svc.Table(rq.ctx, rq.Account, name)
 	if e, ok := err.(*azerr.Error); ok && e.Code == azerr.TableNotFound {
 		return azerr.New(azerr.ResourceNotFound)
 	}
@@ -76,7 +76,7 @@ func (s *Server) getTable(rq *request, name string) error {
 
 // deleteTable serves Delete Table.
 func (s *Server) deleteTable(rq *request, name string) error {
-	if err := s.svc.DeleteTable(rq.ctx, rq.account, name); err != nil {
+	if err := s.svc.DeleteTable(rq.ctx, rq.Account, name); err != nil {
 		return err
 	}
 	rq.writeEmpty(http.StatusNoContent)
@@ -89,7 +89,7 @@ func (s *Server) queryTables(rq *request) error {
 	if err != nil {
 		return err
 	}
-	params := rq.query
+	params := rq.Query
 	var q table.TableQuery
 	if q.Filter, q.Top, err = parseQueryOptions(params); err != nil {
 		return err
@@ -99,12 +99,12 @@ func (s *Server) queryTables(rq *request) error {
 			return err
 		}
 	}
-	page, err := s.svc.QueryTables(rq.ctx, rq.account, q)
+	page, err := s.svc.QueryTables(rq.ctx, rq.Account, q)
 	if err != nil {
 		return err
 	}
 	if page.NextTableName != "" {
-		rq.w.Header()["x-ms-continuation-NextTableName"] = []string{encodeContinuation(page.NextTableName)}
+		rq.W.Header()["x-ms-continuation-NextTableName"] = []string{encodeContinuation(page.NextTableName)}
 	}
 	b := appendObjectStart(nil, metadataURL(rq, level, "Tables"))
 	b = append(b, `"value":[`...)
