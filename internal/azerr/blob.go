@@ -53,7 +53,6 @@ const (
 	PreviousSnapshotNotFound              Code = "PreviousSnapshotNotFound"
 	InvalidTag                            Code = "InvalidTag"
 	SequenceNumberIncrementTooLarge       Code = "SequenceNumberIncrementTooLarge"
-	OperationTimedOut                     Code = "OperationTimedOut"
 )
 
 func init() {
@@ -111,5 +110,4 @@ var blobDefaults = map[Code]defaultOf{
 	PreviousSnapshotNotFound:              {409, "The previous snapshot is not found."},
 	InvalidTag:                            {400, "The tags specified are invalid. It contains characters that are not permitted."},
 	SequenceNumberIncrementTooLarge:       {409, "Incrementing the sequence number would cause it to exceed the maximum value."},
-	OperationTimedOut:                     {500, "The operation could not be completed within the permitted time."},
 }
