@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/store"
 )
@@ -30,14 +31,9 @@ func ParsePublicAccess(v string) (PublicAccess, error) {
 	return "", azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-blob-public-access %q is not container or blob.", v)
 }
 
-// AccessPolicy is one stored access policy (signed identifier) of a container. Zero times
-// and an empty Permission are elements that were absent.
-type AccessPolicy struct {
-	ID         string    `json:"id"`
-	Start      time.Time `json:"start,omitzero"`
-	Expiry     time.Time `json:"expiry,omitzero"`
-	Permission string    `json:"permission,omitempty"`
-}
+// AccessPolicy is one stored access policy (signed identifier) of a container, as Set
+// Container ACL gives it.
+type AccessPolicy = auth.AccessPolicy
 
 // Container is a container as Get Container Properties, Get Container ACL and List
 // Containers report it.

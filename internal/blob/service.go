@@ -37,7 +37,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/serviceprops"
 	"github.com/tabula-dev/tabula/internal/store"
 )
 
@@ -65,6 +67,7 @@ const (
 type Service struct {
 	store   store.Store
 	objects store.Objects
+	props   *serviceprops.Store
 
 	// Now is the clock of every time-driven rule (lease expiry and breaks, reclamation,
 	// uncommitted block expiry). Tests replace it; it must not go backwards by much.
@@ -90,6 +93,7 @@ func New(st store.Store, objects store.Objects) *Service {
 	return &Service{
 		store:       st,
 		objects:     objects,
+		props:       serviceprops.NewStore(st, auth.Blob),
 		Now:         time.Now,
 		Grace:       10 * time.Minute,
 		OrphanGrace: 24 * time.Hour,
@@ -185,4 +189,19 @@ func randomID() string {
 	var b [16]byte
 	rand.Read(b[:]) // never fails (crypto/rand documentation)
 	return hex.EncodeToString(b[:])
+}
+
+// ServiceProperties returns the account's Blob service settings (Get Blob Service
+// Properties), the defaults when never set.
+func (s *Service) ServiceProperties(ctx context.Context, account string) (serviceprops.Properties, error) {
+	return s.props.Get(ctx, account)
+}
+
+// SetServiceProperties replaces the account's Blob service settings with what update makes
+// of the current ones (Azure keeps what a request omits).
+func (s *Service) SetServiceProperties(ctx context.Context, account string, update func(*serviceprops.Properties)) error {
+	return s.props.Update(ctx, account, func(p *serviceprops.Properties) error {
+		update(p)
+		return nil
+	})
 }
