@@ -62,6 +62,23 @@ func (s *summer) sums() Checksums {
 	return Checksums{MD5: s.md5.Sum(nil), CRC64: binary.LittleEndian.AppendUint64(nil, s.crc64.Sum64())}
 }
 
+// ChecksumsOf returns data's MD5 and CRC-64: for request bodies the HTTP layer reads whole
+// (a block list, say), which Verify then checks.
+func ChecksumsOf(data []byte) Checksums {
+	s := newSummer()
+	s.Write(data)
+	return s.sums()
+}
+
+// Verify checks sent checksums: their shape (400 InvalidMd5, InvalidHeaderValue), then
+// against c, the computed ones (400 Md5Mismatch or Crc64Mismatch).
+func (c Checksums) Verify(sent Checksums) error {
+	if err := sent.validate(); err != nil {
+		return err
+	}
+	return c.check(sent)
+}
+
 // check compares computed checksums with the sent ones: 400 Md5Mismatch or Crc64Mismatch.
 func (c Checksums) check(sent Checksums) error {
 	if sent.MD5 != nil && !bytes.Equal(sent.MD5, c.MD5) {
