@@ -407,3 +407,13 @@ func (s *Server) setBlobTags(rq *request) error {
 	}
 	return rq.done(http.StatusNoContent)
 }
+
+// undeleteBlob answers Undelete Blob. Without soft delete (DeleteRetentionPolicy is stored,
+// not applied) no blob is ever soft-deleted: undeleting a live blob succeeds and changes
+// nothing, as on Azure; a missing one is 404 BlobNotFound.
+func (s *Server) undeleteBlob(rq *request) error {
+	if _, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), "", blob.Conditions{}); err != nil {
+		return err
+	}
+	return rq.done(http.StatusOK)
+}

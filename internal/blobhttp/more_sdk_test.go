@@ -225,6 +225,9 @@ func TestSDKSnapshotsAndDeletes(t *testing.T) {
 		if _, err := bb.Upload(ctx, streaming.NopCloser(strings.NewReader("v1")), nil); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := bb.Undelete(ctx, nil); err != nil {
+			t.Fatalf("undeleting a live blob: %v", err)
+		}
 		snap, err := bb.CreateSnapshot(ctx, nil)
 		if err != nil {
 			t.Fatal(err)

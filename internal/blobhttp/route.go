@@ -208,6 +208,10 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 		if method == http.MethodPut {
 			return s.run(rq, auth.OpSealBlob, s.sealBlob)
 		}
+	case "undelete":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpUndeleteBlob, s.undeleteBlob)
+		}
 	default:
 		return unknownOperation(rq, "", comp)
 	}
