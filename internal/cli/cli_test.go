@@ -5,7 +5,9 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
@@ -220,5 +222,22 @@ func TestKeysThatStartWithADashFollowDoubleDash(t *testing.T) {
 	got := must(t, cs, "", "entity", "get", "things", "--", "-1", "-2").stdout
 	if !strings.Contains(got, `"PartitionKey":"-1","RowKey":"-2"`) {
 		t.Fatalf("got %s", got)
+	}
+}
+
+func TestTheProgressLineIsRedrawnInPlaceThenErased(t *testing.T) {
+	var buf bytes.Buffer
+	var n atomic.Int64
+	stop := startProgress(&buf, func() string { return strings.Repeat("x", int(4-n.Add(1)%2)) })
+	for deadline := time.Now().Add(time.Minute); n.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(progressEvery / 5)
+	}
+	stop()
+	got := buf.String()
+	if !strings.HasPrefix(got, "\rxxx\rxxxx") || !strings.HasSuffix(got, "\r    \r") {
+		t.Fatalf("progress wrote %q", got)
+	}
+	if thousands(1234567) != "1,234,567" || thousands(-1000) != "-1,000" || thousands(999) != "999" {
+		t.Fatalf("thousands: %s %s %s", thousands(1234567), thousands(-1000), thousands(999))
 	}
 }

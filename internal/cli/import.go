@@ -100,6 +100,9 @@ func importVerb(ctx context.Context, args []string, env Env) error {
 	err = im.run(ctx, counted, *skip)
 	stop()
 	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			err = errors.New("interrupted")
+		}
 		w := im.watermark()
 		resume := fmt.Sprintf("tabula import %s --skip %d", tableName, w)
 		if source != "-" {
