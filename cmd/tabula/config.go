@@ -39,17 +39,24 @@ func (b *boolValue) String() string { return strconv.FormatBool(bool(*b)) }
 
 func (b *boolValue) IsBoolFlag() bool { return true }
 
-// boolFlag defines a boolean flag (false by default) whose default comes from env when set; an
-// env value parseBool does not accept, the empty one included, is added to errs.
-func boolFlag(fs *flag.FlagSet, errs *[]error, p *bool, name, env, usage string) {
+// boolFlag defines a boolean flag whose default, def, env overrides when set; an env value
+// parseBool does not accept, the empty one included, is added to errs.
+func boolFlag(fs *flag.FlagSet, errs *[]error, p *bool, name, env string, def bool, usage string) {
+	*p = def
 	if v, ok := os.LookupEnv(env); ok {
 		b, err := parseBool(v)
 		if err != nil {
 			*errs = append(*errs, fmt.Errorf("%s=%q: want 1/0, true/false, yes/no or on/off", env, v))
+		} else {
+			*p = b
 		}
-		*p = b
 	}
-	fs.Var((*boolValue)(p), name, usage+" (env "+env+"=1)")
+	if def {
+		usage += " (env " + env + "=0 turns it off)"
+	} else {
+		usage += " (env " + env + "=1)"
+	}
+	fs.Var((*boolValue)(p), name, usage)
 }
 
 // checkAddr checks a HOST:PORT an endpoint must listen on. An empty one is an error, not the

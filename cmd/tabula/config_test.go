@@ -69,6 +69,22 @@ func TestBooleanSettingsFromTheEnvironmentAndFlags(t *testing.T) {
 	if c, err := parseFlags(nil, io.Discard); err != nil || !c.tls {
 		t.Errorf("TABULA_TLS=On: %v, %v", c.tls, err)
 	}
+	// Insights are on unless turned off; throttling is off unless turned on.
+	if c, err := parseFlags(nil, io.Discard); err != nil || !c.insights || c.throttle {
+		t.Errorf("defaults: insights %v, throttle %v, %v", c.insights, c.throttle, err)
+	}
+	t.Setenv("TABULA_INSIGHTS", "0")
+	t.Setenv("TABULA_THROTTLE", "yes")
+	if c, err := parseFlags(nil, io.Discard); err != nil || c.insights || !c.throttle {
+		t.Errorf("TABULA_INSIGHTS=0 TABULA_THROTTLE=yes: insights %v, throttle %v, %v", c.insights, c.throttle, err)
+	}
+	if c, err := parseFlags([]string{"--insights"}, io.Discard); err != nil || !c.insights {
+		t.Errorf("--insights over TABULA_INSIGHTS=0: %v, %v", c.insights, err)
+	}
+	t.Setenv("TABULA_THROTTLE", "sometimes")
+	if _, err := parseFlags(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "TABULA_THROTTLE") {
+		t.Errorf("TABULA_THROTTLE=sometimes: %v", err)
+	}
 }
 
 func TestAddressesMustNameAPort(t *testing.T) {

@@ -34,6 +34,8 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/console"
+	"github.com/tabula-dev/tabula/internal/faults"
+	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/metrics"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/store"
@@ -41,6 +43,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/store/postgres"
 	"github.com/tabula-dev/tabula/internal/table"
 	"github.com/tabula-dev/tabula/internal/tablehttp"
+	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 func main() { os.Exit(runUntilSignalled(os.Args[1:])) }
@@ -98,6 +101,12 @@ type config struct {
 
 	logFormat  string // text or json
 	requestLog string // all, errors, off or 1/N
+
+	insights      bool
+	throttle      bool
+	partitionRate int
+	accountRate   int
+	faultsFile    string
 }
 
 // parseFlags reads the serving configuration from args and the environment. --help prints
@@ -106,6 +115,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("tabula", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var c config
+	var envErrsPre []error
 	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
@@ -119,10 +129,15 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.oauthAudiences, "oauth-audience", envOr("TABULA_OAUTH_AUDIENCE", ""), "`AUD[,AUD...]`: token audiences to accept besides the storage ones (env TABULA_OAUTH_AUDIENCE)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("TABULA_LOG_FORMAT", "text"), "`text|json`: how log lines are written to stderr (env TABULA_LOG_FORMAT)")
 	fs.StringVar(&c.requestLog, "request-log", envOr("TABULA_REQUEST_LOG", "all"), "`all|errors|off|1/N`: which requests get a log line; 1/N logs one in N successful requests and every failed one (env TABULA_REQUEST_LOG)")
+	boolFlag(fs, &envErrsPre, &c.insights, "insights", "TABULA_INSIGHTS", true, "watch the workload for hot partitions, append-only keys, costly queries and entities that belong in blobs, and log each finding")
+	boolFlag(fs, &envErrsPre, &c.throttle, "throttle", "TABULA_THROTTLE", false, "hold each partition and account to Azure's scalability targets, answering 503 ServerBusy beyond them, as Azure does")
+	intFlag(fs, &envErrsPre, &c.partitionRate, "throttle-partition-rate", "TABULA_THROTTLE_PARTITION_RATE", throttle.DefaultPartitionRate, "entities a second one partition may serve under --throttle")
+	intFlag(fs, &envErrsPre, &c.accountRate, "throttle-account-rate", "TABULA_THROTTLE_ACCOUNT_RATE", throttle.DefaultAccountRate, "entities a second one account may serve under --throttle")
+	fs.StringVar(&c.faultsFile, "faults", envOr("TABULA_FAULTS", ""), "`FILE` of fault rules (a JSON array) to start with; rules change live at the console's /admin/faults (env TABULA_FAULTS)")
 	d := server.DefaultLimits()
-	var envErrs []error
-	boolFlag(fs, &envErrs, &c.inMemory, "in-memory", "TABULA_IN_MEMORY", "keep everything in memory, write nothing to disk")
-	boolFlag(fs, &envErrs, &c.tls, "tls", "TABULA_TLS", "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use")
+	envErrs := envErrsPre
+	boolFlag(fs, &envErrs, &c.inMemory, "in-memory", "TABULA_IN_MEMORY", false, "keep everything in memory, write nothing to disk")
+	boolFlag(fs, &envErrs, &c.tls, "tls", "TABULA_TLS", false, "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use")
 	durationFlag(fs, &envErrs, &c.limits.HeaderTimeout, "header-timeout", "TABULA_HEADER_TIMEOUT", d.HeaderTimeout, "longest time to receive a request's header block")
 	durationFlag(fs, &envErrs, &c.limits.BodyStallTimeout, "body-stall-timeout", "TABULA_BODY_STALL_TIMEOUT", d.BodyStallTimeout, "longest pause between two pieces of a request body before the request is cut (408)")
 	durationFlag(fs, &envErrs, &c.limits.IdleTimeout, "idle-timeout", "TABULA_IDLE_TIMEOUT", d.IdleTimeout, "closes keep-alive connections idle this long")
@@ -302,6 +317,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	faultSet := &faults.Set{}
+	if c.faultsFile != "" {
+		doc, err := os.ReadFile(c.faultsFile)
+		if err == nil {
+			var rules []faults.Rule
+			if rules, err = faults.Parse(doc); err == nil {
+				err = faultSet.Replace(rules)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("--faults: %w", err)
+		}
+	}
+	var insights *insight.Observer
+	if c.insights {
+		insights = insight.New(insight.DefaultConfig(), log)
+		go insights.Run(logCtx)
+	}
 	// Every listener is bound before the banner, which must not announce what cannot serve.
 	var consoleLn net.Listener
 	if c.consoleAddr != "" {
@@ -311,13 +344,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer consoleLn.Close()
 	}
 	tables := table.New(st)
+	tableHandler := tablehttp.New(tables, authn, log)
+	tableHandler.Insights = insights
+	if c.throttle {
+		tableHandler.Throttle = throttle.New(float64(c.partitionRate), float64(c.accountRate))
+	}
 	group, err := server.Listen(c.limits, log,
-		server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tablehttp.New(tables, authn, log), ErrorBody: tablehttp.ErrorBody},
+		server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody},
 	)
 	if err != nil {
 		return err
 	}
-	group.TLS, group.Log = tlsConfig, requestLog
+	group.TLS, group.Log, group.Faults = tlsConfig, requestLog, faultSet
 	sweepCtx, stopSweeping := context.WithCancel(ctx)
 	defer stopSweeping()
 	go sweepDeletedTables(sweepCtx, tables, log)
@@ -340,6 +378,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  trust the local CA to use HTTPS: %s (e.g. SSL_CERT_FILE=%s or NODE_EXTRA_CA_CERTS=%s)\n", caFile, caFile, caFile)
 		}
 	}
+	if tableHandler.Throttle != nil {
+		fmt.Fprintf(stdout, "  throttle: %d entities/s per partition, %d per account, as Azure's targets (503 ServerBusy beyond)\n", c.partitionRate, c.accountRate)
+	}
+	if n := len(faultSet.Rules()); n > 0 {
+		fmt.Fprintf(stdout, "  fault rules: %d from %s\n", n, c.faultsFile)
+	}
 	switch {
 	case authn.OAuth.Mode == auth.OAuthBasic:
 		fmt.Fprintln(stdout, "  bearer tokens: taken with their claims checked and their signatures NOT checked (--oauth basic: for development only)")
@@ -350,7 +394,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if sc, ok := st.(interface{ Collector() prometheus.Collector }); ok {
 			metrics.Register(sc.Collector())
 		}
-		consoleSrv := &http.Server{Handler: console.Handler(st), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 		go func() { _ = consoleSrv.Serve(consoleLn) }()
 		defer consoleSrv.Close()
 		hostPort, _ := usableHostPort(consoleLn.Addr())

@@ -71,6 +71,20 @@ var (
 	MessagesDeleted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tabula_queue_messages_deleted_total", Help: "Queue messages deleted.",
 	})
+
+	// FaultsInjected counts requests a fault rule hit, by rule.
+	FaultsInjected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tabula_faults_injected_total", Help: "Requests failed, delayed or cut on purpose by a fault rule, by rule id.",
+	}, []string{"rule"})
+	// InsightFindings is the number of current design-guide findings, by kind.
+	InsightFindings = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tabula_insight_findings", Help: "Current design-guide findings (hot partitions, append-only keys, costly queries, ...), by kind.",
+	}, []string{"kind"})
+	// Throttled counts requests refused for exceeding Azure's scalability targets (--throttle),
+	// by scope: partition or account.
+	Throttled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tabula_throttled_requests_total", Help: "Requests answered 503 ServerBusy for exceeding a scalability target, by scope.",
+	}, []string{"scope"})
 )
 
 func init() {
@@ -81,6 +95,7 @@ func init() {
 		EntitiesWritten, EntitiesRead, EntitiesScanned,
 		BlobsWritten, BlobBytesWritten, BlobBytesRead,
 		MessagesPut, MessagesGot, MessagesDeleted,
+		FaultsInjected, Throttled, InsightFindings,
 	)
 }
 

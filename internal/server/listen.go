@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/faults"
 )
 
 // Limits bound what clients can hold of a server. The zero value of a field means its
@@ -104,6 +105,8 @@ type Group struct {
 	TLS *tls.Config
 	// Log, when set before Serve, says which requests get a log line.
 	Log *RequestLog
+	// Faults, when set before Serve, are rules that fail chosen requests on purpose.
+	Faults *faults.Set
 
 	limits    Limits
 	log       *slog.Logger
@@ -149,7 +152,7 @@ func (g *Group) Serve(ctx context.Context) error {
 	failed := make(chan error, len(g.endpoints))
 	for i, e := range g.endpoints {
 		srv := &http.Server{
-			Handler:           observe(e.Name, guardBody(e.Handler, g.limits.BodyStallTimeout), g.Log),
+			Handler:           observe(e, guardBody(e.Handler, g.limits.BodyStallTimeout), g.Log, g.Faults),
 			ReadHeaderTimeout: positive(g.limits.HeaderTimeout),
 			IdleTimeout:       positive(g.limits.IdleTimeout),
 			MaxHeaderBytes:    g.limits.MaxHeaderBytes,

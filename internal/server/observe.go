@@ -13,6 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/metrics"
 )
 
@@ -34,7 +36,7 @@ func (l *RequestLog) wants(status int) bool {
 	if l == nil || l.Logger == nil {
 		return false
 	}
-	if status >= 400 {
+	if status >= 400 || status == 0 {
 		return true
 	}
 	if l.ErrorsOnly {
@@ -51,27 +53,58 @@ type record struct {
 	account   string
 	operation string
 	resource  string
+	partition string
 	attrs     []slog.Attr
+
+	faults *faults.Set
+	// after is a fault to inject once the handler has applied the operation; its answer is
+	// then discarded.
+	after *faults.Hit
 }
 
 // observe wraps an endpoint's handler: it times each request, counts its bytes, and when it
 // is answered writes its log line and updates the metrics.
-func observe(service string, h http.Handler, log *RequestLog) http.Handler {
+func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) http.Handler {
+	service := e.Name
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rw := &responseRecorder{ResponseWriter: w}
 		rec := &rw.rec
 		rec.service = service
+		if !faultSet.Empty() {
+			rec.faults = faultSet
+		}
 		var body *countingBody
 		if r.Body != nil && r.Body != http.NoBody {
 			body = &countingBody{ReadCloser: r.Body}
 			r.Body = body
 		}
+		defer func() {
+			// A fault that closes the connection unwinds with http.ErrAbortHandler: the
+			// request still gets its line and counts before net/http closes it.
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler && rec.faults != nil {
+					finish(w, r, rw, rec, body, start, log, true)
+				}
+				panic(p)
+			}
+		}()
 		h.ServeHTTP(rw, r)
+		if rec.after != nil {
+			injectAfter(rw, w, rec, e.ErrorBody)
+		}
+		finish(w, r, rw, rec, body, start, log, false)
+	})
+}
 
+// finish counts a request and writes its log line. A request whose connection a fault closed
+// (aborted) counts with status 0.
+func finish(w http.ResponseWriter, r *http.Request, rw *responseRecorder, rec *record, body *countingBody, start time.Time, log *RequestLog, aborted bool) {
+	service := rec.service
+	{
 		elapsed := time.Since(start)
 		status := rw.status
-		if status == 0 {
+		if status == 0 && !aborted {
 			status = http.StatusOK
 		}
 		var in int64
@@ -110,11 +143,11 @@ func observe(service string, h http.Handler, log *RequestLog) http.Handler {
 		)
 		attrs = append(attrs, rec.attrs...)
 		level := slog.LevelInfo
-		if status >= 500 {
+		if status >= 500 || status == 0 {
 			level = slog.LevelWarn
 		}
 		log.Logger.LogAttrs(r.Context(), level, "request", attrs...)
-	})
+	}
 }
 
 // errorCode is the response's x-ms-error-code, which handlers may have set under its
@@ -163,10 +196,86 @@ func countersFor(service, operation string, status int) *requestCounters {
 	return actual.(*requestCounters)
 }
 
-// Note names what the request does for its log line and metrics: the operation in Azure's
-// words ("Insert Entity", "Put Blob") and the table, container or queue it addresses.
-func (rq *Request) Note(operation, resource string) {
+// Note names what the request does for its log line, its metrics and the fault rules: the
+// operation in Azure's words ("Insert Entity", "Put Blob") and the table, container or queue
+// it addresses. An error is a fault injected before the operation: the handler answers it
+// instead of applying the operation. (A fault that closes the connection does not return.)
+func (rq *Request) Note(operation, resource string) error {
 	rq.rec.operation, rq.rec.resource = operation, resource
+	return rq.injectFault(false)
+}
+
+// NotePartition names the partition (PartitionKey) the request acts on, for fault rules
+// that name one; its error is Note's.
+func (rq *Request) NotePartition(partition string) error {
+	rq.rec.partition = partition
+	return rq.injectFault(true)
+}
+
+// injectFault applies the first fault rule that hits the request so far described: before the
+// operation it fails, delays or cuts the request here; after it, it is noted for observe.
+func (rq *Request) injectFault(partitioned bool) error {
+	rec := rq.rec
+	if rec.faults == nil || rec.after != nil {
+		return nil
+	}
+	hit, ok := rec.faults.Match(faults.Request{Service: rec.service, Operation: rec.operation, Account: rec.account,
+		Resource: rec.resource, Partition: rec.partition}, partitioned)
+	if !ok {
+		return nil
+	}
+	rec.attrs = append(rec.attrs, slog.String("fault", hit.Rule))
+	if hit.After {
+		rec.after = &hit
+		if rw, ok := rq.W.(*responseRecorder); ok && hit.Action != faults.ActionLatency {
+			rw.discard = true
+		}
+		return nil
+	}
+	switch hit.Action {
+	case faults.ActionError:
+		return hit.Err
+	case faults.ActionClose:
+		panic(http.ErrAbortHandler) // net/http closes the connection without an answer
+	case faults.ActionLatency:
+		select {
+		case <-time.After(hit.Latency):
+		case <-rq.R.Context().Done():
+		}
+	}
+	return nil
+}
+
+// injectAfter applies a fault noted for after the operation: the handler's answer, discarded,
+// is replaced by the fault's.
+func injectAfter(rw *responseRecorder, w http.ResponseWriter, rec *record, errorBody func(*azerr.Error, string) (string, []byte)) {
+	hit := rec.after
+	switch hit.Action {
+	case faults.ActionLatency:
+		time.Sleep(hit.Latency)
+	case faults.ActionClose:
+		panic(http.ErrAbortHandler)
+	case faults.ActionError:
+		h := w.Header()
+		for k := range h {
+			switch k {
+			case "x-ms-request-id", "x-ms-version", "x-ms-client-request-id", "Date", "Server":
+			default:
+				delete(h, k)
+			}
+		}
+		h["x-ms-error-code"] = []string{string(hit.Err.Code)}
+		rw.discard, rw.status, rw.bytes = false, 0, 0
+		if errorBody == nil {
+			rw.WriteHeader(hit.Err.Status)
+			return
+		}
+		contentType, body := errorBody(hit.Err, rec.requestID)
+		h.Set("Content-Type", contentType)
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		rw.WriteHeader(hit.Err.Status)
+		_, _ = rw.Write(body)
+	}
 }
 
 // NoteAttrs adds facts to the request's log line (a query's plan and entities scanned).
@@ -182,9 +291,15 @@ type responseRecorder struct {
 	status int
 	bytes  int64
 	rec    record
+	// discard swallows the handler's answer, which a fault injected after the operation
+	// replaces.
+	discard bool
 }
 
 func (w *responseRecorder) WriteHeader(code int) {
+	if w.discard {
+		return
+	}
 	if w.status == 0 && code >= 200 {
 		w.status = code
 	}
@@ -192,6 +307,9 @@ func (w *responseRecorder) WriteHeader(code int) {
 }
 
 func (w *responseRecorder) Write(p []byte) (int, error) {
+	if w.discard {
+		return len(p), nil
+	}
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -201,6 +319,9 @@ func (w *responseRecorder) Write(p []byte) (int, error) {
 }
 
 func (w *responseRecorder) ReadFrom(src io.Reader) (int64, error) {
+	if w.discard {
+		return io.Copy(io.Discard, src)
+	}
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -218,6 +339,9 @@ func (w *responseRecorder) ReadFrom(src io.Reader) (int64, error) {
 func (w *responseRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *responseRecorder) Flush() {
+	if w.discard {
+		return
+	}
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -28,7 +28,7 @@ func BenchmarkObserve(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			handler := http.Handler(h)
 			if tc.log != nil {
-				handler = observe("table", h, tc.log)
+				handler = observe(Endpoint{Name: "table"}, h, tc.log, nil)
 			}
 			r := httptest.NewRequest("GET", "/devstoreaccount1/t()", nil)
 			b.ReportAllocs()

@@ -103,8 +103,7 @@ func planOf(ranges []odata.KeyRange) Plan {
 		if _, _, ok := r.Point(); ok {
 			continue
 		}
-		onePartition := r.EndPK == r.StartPK || r.EndPK == r.StartPK+"\x00" && r.EndRK == ""
-		if r.EndUnbounded || !onePartition {
+		if !r.SinglePartition() {
 			return PlanRange
 		}
 		plan = PlanPartition

@@ -18,7 +18,9 @@ import (
 // (size, multipart syntax, authorization) are top-level errors; a failing operation is
 // reported inside a 202 envelope with its index, as Azure does, and nothing is applied.
 func (s *Server) batch(rq *request) error {
-	rq.Note("Entity Group Transaction", "")
+	if err := rq.Note("Entity Group Transaction", ""); err != nil {
+		return err
+	}
 	body, err := readBody(rq)
 	if err != nil {
 		return err
@@ -59,6 +61,15 @@ func (s *Server) batch(rq *request) error {
 	if err := table.ValidateBatch(writes); err != nil {
 		return s.batchFailure(rq, 0, err)
 	}
+	if err := rq.Note("Entity Group Transaction", tableName); err != nil {
+		return err
+	}
+	if err := rq.NotePartition(writes[0].Entity.PartitionKey); err != nil {
+		return err
+	}
+	if err := s.admit(rq, tableName, writes[0].Entity.PartitionKey, len(writes)); err != nil {
+		return err
+	}
 	t, err := s.svc.Table(rq.ctx, rq.Account, tableName)
 	if err != nil {
 		return s.batchFailure(rq, 0, err)
@@ -67,6 +78,7 @@ func (s *Server) batch(rq *request) error {
 	if err != nil {
 		return s.batchFailure(rq, 0, err)
 	}
+	s.observeWrites(rq, tableName, writes)
 	responses := make([]batchwire.Response, len(writes))
 	for i, w := range writes {
 		h := make(http.Header, 8)

@@ -150,8 +150,16 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if err != nil {
 		return err
 	}
-	rq.Note(op.Name, res.table)
+	if err := rq.Note(op.Name, res.table); err != nil {
+		return err
+	}
+	if err := rq.NotePartition(w.Entity.PartitionKey); err != nil {
+		return err
+	}
 	if err := rq.grant.Authorize(op, auth.Target{Name: res.table, PartitionKey: w.Entity.PartitionKey, RowKey: w.Entity.RowKey}); err != nil {
+		return err
+	}
+	if err := s.admit(rq, res.table, w.Entity.PartitionKey, 1); err != nil {
 		return err
 	}
 	t, err := s.svc.Table(rq.ctx, rq.Account, res.table)
@@ -162,6 +170,7 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if err != nil {
 		return err
 	}
+	s.observeWrites(rq, res.table, []table.Write{w})
 	h := rq.W.Header()
 	if w.Kind == table.Delete {
 		rq.writeEmpty(http.StatusNoContent)
@@ -215,6 +224,9 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.admit(rq, tableName, pk, 1); err != nil {
+		return err
+	}
 	t, err := s.svc.Table(rq.ctx, rq.Account, tableName)
 	if err != nil {
 		return err
@@ -223,6 +235,7 @@ func (s *Server) getEntity(rq *request, tableName, pk, rk string) error {
 	if err != nil {
 		return err
 	}
+	s.Insights.Read(rq.Account, tableName, pk, 1)
 	opts := entityOptions(rq, t, level)
 	opts.Select = sel
 	opts.MetadataURL = metadataURL(rq, level, t.Name+"/@Element")
@@ -263,6 +276,9 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	if spk, srk, epk, erk, ok := rq.grant.KeyRange(); ok {
 		q.Limit = &table.KeyLimit{StartPK: spk, StartRK: srk, EndPK: epk, EndRK: erk}
 	}
+	if err := s.admit(rq, tableName, singlePartition(q.Filter), 1); err != nil {
+		return err
+	}
 	t, err := s.svc.Table(rq.ctx, rq.Account, tableName)
 	if err != nil {
 		return err
@@ -271,6 +287,7 @@ func (s *Server) queryEntities(rq *request, tableName string) error {
 	if err != nil {
 		return err
 	}
+	s.observeQuery(rq, tableName, params.Get("$filter"), q.Filter, page)
 	h := rq.W.Header()
 	// Not Azure headers: they make the design guide's cost ladder visible to whoever looks at
 	// the traffic (which plan the filter allowed, how many entities were read to answer).

@@ -67,7 +67,14 @@ func (s *Server) route(rq *request) error {
 
 // authorized runs handler if the request's grant allows op.
 func (s *Server) authorized(rq *request, op *auth.Operation, table, pk, rk string, handler func(*request) error) error {
-	rq.Note(op.Name, table)
+	if err := rq.Note(op.Name, table); err != nil {
+		return err
+	}
+	if pk != "" {
+		if err := rq.NotePartition(pk); err != nil {
+			return err
+		}
+	}
 	if err := rq.grant.Authorize(op, auth.Target{Name: table, PartitionKey: pk, RowKey: rk}); err != nil {
 		return err
 	}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 // MaxBodyBytes is Azure's cap on a request body (and on a $batch payload): 4 MiB.
@@ -26,6 +28,11 @@ type Server struct {
 	svc  *table.Service
 	auth *auth.Authenticator
 	log  *slog.Logger
+
+	// Throttle, when set before serving, holds requests to Azure's scalability targets;
+	// Insights, when set, watches the workload for what the design guide warns about.
+	Throttle *throttle.Limiter
+	Insights *insight.Observer
 }
 
 // New returns a Server answering for the accounts known to authn, backed by svc.

@@ -44,9 +44,14 @@ type Store struct {
 	stripes [numStripes]sync.Mutex
 
 	guard store.CloseGuard
+
+	objects objectFiles // objects.go
 }
 
-var _ store.Exclusive = (*Store)(nil)
+var (
+	_ store.Exclusive = (*Store)(nil)
+	_ store.Objects   = (*Store)(nil)
+)
 
 // ExclusiveToProcess implements store.Exclusive: Pebble locks the directory it opens.
 func (s *Store) ExclusiveToProcess() {}
@@ -76,7 +81,12 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebble store: open %q: %w", dir, err)
 	}
-	return &Store{db: db, seed: maphash.MakeSeed()}, nil
+	objects, err := openObjectFiles(fs, dir)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, seed: maphash.MakeSeed(), objects: objects}, nil
 }
 
 // Memory is two fixed shares, so it stays flat as the data grows: the block cache, which

@@ -16,6 +16,12 @@ import (
 // primary key index: point reads are index lookups, partition and range scans index range
 // scans. (PostgreSQL stores rows in a heap beside that index; CockroachDB stores them in
 // the primary index itself, which is Azure's own layout.)
+//
+// Version 2: objects (objects.go). tabula_objects has a row per object, and per PutObject in
+// progress or abandoned (size NULL until the object is complete); tabula_object_chunks holds
+// the bytes in rows of up to objectChunkBytes, keyed by the object and the offset of the
+// chunk's first byte, so that a range read is an index lookup of the chunk holding its first
+// byte, then a range scan.
 var migrations = []string{
 	`CREATE TABLE tabula_records (
 		space         bytea NOT NULL,
@@ -24,6 +30,16 @@ var migrations = []string{
 		version       int8  NOT NULL,
 		value         bytea NOT NULL,
 		PRIMARY KEY (space, partition_key, row_key)
+	)`,
+	`CREATE TABLE tabula_objects (
+		id   bytea PRIMARY KEY,
+		size int8
+	);
+	CREATE TABLE tabula_object_chunks (
+		id   bytea NOT NULL,
+		off  int8  NOT NULL,
+		data bytea NOT NULL,
+		PRIMARY KEY (id, off)
 	)`,
 }
 
