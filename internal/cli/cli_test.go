@@ -237,6 +237,12 @@ func TestTheProgressLineIsRedrawnInPlaceThenErased(t *testing.T) {
 	if !strings.HasPrefix(got, "\rxxx\rxxxx") || !strings.HasSuffix(got, "\r    \r") {
 		t.Fatalf("progress wrote %q", got)
 	}
+	if got := bar(45, 100); got != "[#########-----------]  45%" {
+		t.Fatalf("bar: %q", got)
+	}
+	if got := bar(120, 100); got != "[####################] 100%" {
+		t.Fatalf("bar past the end: %q", got)
+	}
 	if thousands(1234567) != "1,234,567" || thousands(-1000) != "-1,000" || thousands(999) != "999" {
 		t.Fatalf("thousands: %s %s %s", thousands(1234567), thousands(-1000), thousands(999))
 	}

@@ -92,8 +92,7 @@ func importVerb(ctx context.Context, args []string, env Env) error {
 		n := im.stored.Load()
 		line := fmt.Sprintf("import %s: %s entities stored, %s/s", tableName, thousands(n), rate(n, time.Since(start)))
 		if size > 0 {
-			read := counted.n.Load()
-			line += fmt.Sprintf(", %d%% of %s read", read*100/size, megabytes(size))
+			line = bar(counted.n.Load(), size) + " of " + megabytes(size) + " read, " + line
 		}
 		return line
 	})

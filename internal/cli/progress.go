@@ -44,6 +44,14 @@ func startProgress(w io.Writer, status func() string) (stop func()) {
 	}
 }
 
+// bar draws done out of total as a 20-cell bar and a percentage: "[#########-----------]  45%".
+func bar(done, total int64) string {
+	const cells = 20
+	done = min(max(done, 0), total)
+	filled := int(done * cells / total)
+	return fmt.Sprintf("[%s%s] %3d%%", strings.Repeat("#", filled), strings.Repeat("-", cells-filled), done*100/total)
+}
+
 // thousands writes n with thousands separators: 1234567 → 1,234,567.
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
