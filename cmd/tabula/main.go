@@ -1,9 +1,12 @@
-// Command tabula serves the Azure Table service.
+// Command tabula serves the Azure Table service, and is a client of any Table endpoint.
 //
-//	tabula [flags]          serve (defaults: 127.0.0.1:10002, account devstoreaccount1)
-//	tabula bench [flags]    load-test any Azure Table endpoint (tabula bench --help)
+//	tabula [flags]                  serve (defaults: 127.0.0.1:10002, account devstoreaccount1)
+//	tabula table|entity|export|import   the client verbs (package cli)
+//	tabula bench [flags]            load-test any Azure Table endpoint (tabula bench --help)
+//	tabula reset|version|help
 //
-// Every flag can also be set through the environment variable named in its help.
+// Every flag can also be set through the environment variable named in its help; tabula help
+// lists them all.
 package main
 
 import (
@@ -30,7 +33,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/bench"
 	"github.com/tabula-dev/tabula/internal/console"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
@@ -68,6 +70,9 @@ func runUntilSignalled(args []string) int {
 		}
 	}()
 	if err := run(ctx, args, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		fmt.Fprintln(os.Stderr, "tabula:", err)
 		return 1
 	}
@@ -76,13 +81,15 @@ func runUntilSignalled(args []string) int {
 
 // config is the server's configuration, from flags with environment fallbacks.
 type config struct {
-	tableAddr   string
-	dataDir     string
-	inMemory    bool
-	storeURL    string
-	accounts    string
-	consoleAddr string
-	limits      server.Limits
+	tableAddr string
+	dataDir   string
+	// dataDirIsDefault says dataDir is the default, shared by every Tabula not given one.
+	dataDirIsDefault bool
+	inMemory         bool
+	storeURL         string
+	accounts         string
+	consoleAddr      string
+	limits           server.Limits
 
 	tls            bool   // HTTPS with a local CA made in dataDir/tls
 	certFile       string // HTTPS with the operator's certificate
@@ -102,18 +109,18 @@ type config struct {
 	faultsFile    string
 }
 
-func parseFlags(args []string, stderr io.Writer) (config, error) {
+// parseFlags reads the serving configuration from args and the environment. --help prints
+// tabula's usage to out and returns flag.ErrHelp.
+func parseFlags(args []string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("tabula", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	var c config
 	var envErrsPre []error
 	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
-	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: /metrics (Prometheus), /healthz, /readyz, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
-	fs.BoolVar(&c.tls, "tls", envOr("TABULA_TLS", "") == "true", "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use (env TABULA_TLS=true)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
 	fs.StringVar(&c.keyFile, "key", envOr("TABULA_KEY", ""), "`FILE`: the PEM private key of --cert (env TABULA_KEY)")
 	fs.StringVar(&c.oauth, "oauth", envOr("TABULA_OAUTH", ""), "`basic`: take bearer (Entra ID) tokens, checking their claims but not their signatures: for local development only (needs HTTPS; env TABULA_OAUTH)")
@@ -122,13 +129,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.oauthAudiences, "oauth-audience", envOr("TABULA_OAUTH_AUDIENCE", ""), "`AUD[,AUD...]`: token audiences to accept besides the storage ones (env TABULA_OAUTH_AUDIENCE)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("TABULA_LOG_FORMAT", "text"), "`text|json`: how log lines are written to stderr (env TABULA_LOG_FORMAT)")
 	fs.StringVar(&c.requestLog, "request-log", envOr("TABULA_REQUEST_LOG", "all"), "`all|errors|off|1/N`: which requests get a log line; 1/N logs one in N successful requests and every failed one (env TABULA_REQUEST_LOG)")
-	fs.BoolVar(&c.insights, "insights", envOr("TABULA_INSIGHTS", "true") == "true", "watch the workload for hot partitions, append-only keys, costly queries and entities that belong in blobs, and log each finding (env TABULA_INSIGHTS)")
-	fs.BoolVar(&c.throttle, "throttle", envOr("TABULA_THROTTLE", "") == "true", "hold each partition and account to Azure's scalability targets, answering 503 ServerBusy beyond them, as Azure does (env TABULA_THROTTLE=true)")
+	boolFlag(fs, &envErrsPre, &c.insights, "insights", "TABULA_INSIGHTS", true, "watch the workload for hot partitions, append-only keys, costly queries and entities that belong in blobs, and log each finding")
+	boolFlag(fs, &envErrsPre, &c.throttle, "throttle", "TABULA_THROTTLE", false, "hold each partition and account to Azure's scalability targets, answering 503 ServerBusy beyond them, as Azure does")
 	intFlag(fs, &envErrsPre, &c.partitionRate, "throttle-partition-rate", "TABULA_THROTTLE_PARTITION_RATE", throttle.DefaultPartitionRate, "entities a second one partition may serve under --throttle")
 	intFlag(fs, &envErrsPre, &c.accountRate, "throttle-account-rate", "TABULA_THROTTLE_ACCOUNT_RATE", throttle.DefaultAccountRate, "entities a second one account may serve under --throttle")
 	fs.StringVar(&c.faultsFile, "faults", envOr("TABULA_FAULTS", ""), "`FILE` of fault rules (a JSON array) to start with; rules change live at the console's /admin/faults (env TABULA_FAULTS)")
 	d := server.DefaultLimits()
 	envErrs := envErrsPre
+	boolFlag(fs, &envErrs, &c.inMemory, "in-memory", "TABULA_IN_MEMORY", false, "keep everything in memory, write nothing to disk")
+	boolFlag(fs, &envErrs, &c.tls, "tls", "TABULA_TLS", false, "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use")
 	durationFlag(fs, &envErrs, &c.limits.HeaderTimeout, "header-timeout", "TABULA_HEADER_TIMEOUT", d.HeaderTimeout, "longest time to receive a request's header block")
 	durationFlag(fs, &envErrs, &c.limits.BodyStallTimeout, "body-stall-timeout", "TABULA_BODY_STALL_TIMEOUT", d.BodyStallTimeout, "longest pause between two pieces of a request body before the request is cut (408)")
 	durationFlag(fs, &envErrs, &c.limits.IdleTimeout, "idle-timeout", "TABULA_IDLE_TIMEOUT", d.IdleTimeout, "closes keep-alive connections idle this long")
@@ -136,13 +145,30 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	intFlag(fs, &envErrs, &c.limits.MaxConnections, "max-connections", "TABULA_MAX_CONNECTIONS", d.MaxConnections, "connections open at once over all endpoints; idle ones are closed to make room, then new ones wait")
 	intFlag(fs, &envErrs, &c.limits.MaxHeaderBytes, "max-header-bytes", "TABULA_MAX_HEADER_BYTES", d.MaxHeaderBytes, "largest request header block accepted")
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(out, fs)
+			return c, err
+		}
+		return c, fmt.Errorf("%w (tabula help lists the flags)", err)
 	}
+	_, dataFromEnv := os.LookupEnv("TABULA_DATA")
+	c.dataDirIsDefault = !dataFromEnv && !flagGiven(fs, "data")
 	if len(envErrs) > 0 {
 		return c, envErrs[0]
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (tabula help lists the commands)", fs.Arg(0))
+	}
+	if err := checkAddr("table-addr", "TABULA_TABLE_ADDR", c.tableAddr); err != nil {
+		return c, err
+	}
+	if c.consoleAddr != "" {
+		if err := checkAddr("console-addr", "TABULA_CONSOLE_ADDR", c.consoleAddr); err != nil {
+			return c, err
+		}
+	}
+	if c.dataDir == "" {
+		return c, errors.New("--data (TABULA_DATA) is empty: give the directory to keep the data in")
 	}
 	if c.storeURL != "" && c.inMemory {
 		return c, errors.New("--store and --in-memory exclude each other")
@@ -248,7 +274,7 @@ func openStore(ctx context.Context, c config) (st store.Store, where string, err
 	}
 	pst, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory})
 	if err != nil {
-		return nil, "", fmt.Errorf("opening the store in %s: %w", c.dataDir, err)
+		return nil, "", dataDirError(c.dataDir, err)
 	}
 	if c.inMemory {
 		return pst, "in memory (nothing is written to disk)", nil
@@ -257,10 +283,12 @@ func openStore(ctx context.Context, c config) (st store.Store, where string, err
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "bench" {
-		return bench.Main(ctx, args[1:], stdout, stderr)
+	if len(args) > 0 {
+		if v, ok := verbs[args[0]]; ok {
+			return v(ctx, args[1:], os.Stdin, stdout, stderr)
+		}
 	}
-	c, err := parseFlags(args, stderr)
+	c, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -307,6 +335,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		insights = insight.New(insight.DefaultConfig(), log)
 		go insights.Run(logCtx)
 	}
+	// Every listener is bound before the banner, which must not announce what cannot serve.
+	var consoleLn net.Listener
+	if c.consoleAddr != "" {
+		if consoleLn, err = net.Listen("tcp", c.consoleAddr); err != nil {
+			return fmt.Errorf("the console cannot listen on %q (--console-addr; empty turns it off): %w", c.consoleAddr, err)
+		}
+		defer consoleLn.Close()
+	}
 	tables := table.New(st)
 	tableHandler := tablehttp.New(tables, authn, log)
 	tableHandler.Insights = insights
@@ -328,8 +364,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if tlsConfig != nil {
 		scheme = "https"
 	}
-	endpoint := scheme + "://" + group.Addr("table").String()
+	tableHostPort, _ := usableHostPort(group.Addr("table"))
+	endpoint := scheme + "://" + tableHostPort
 	fmt.Fprintf(stdout, "Tabula is serving the Azure Table service, data %s\n", where)
+	sharedDataNote(stdout, c)
+	warnEveryInterface(stdout, "table", scheme, group.Addr("table"))
 	for _, a := range accounts {
 		fmt.Fprintf(stdout, "  account %s: %s/%s\n", a.Name, endpoint, a.Name)
 	}
@@ -351,18 +390,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case authn.OAuth.Mode == auth.OAuthVerify:
 		fmt.Fprintf(stdout, "  bearer tokens: taken when signed by a key of %s\n", c.oauthJWKS)
 	}
-	if c.consoleAddr != "" {
-		consoleLn, err := net.Listen("tcp", c.consoleAddr)
-		if err != nil {
-			return fmt.Errorf("--console-addr: %w", err)
-		}
+	if consoleLn != nil {
 		if sc, ok := st.(interface{ Collector() prometheus.Collector }); ok {
 			metrics.Register(sc.Collector())
 		}
 		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 		go func() { _ = consoleSrv.Serve(consoleLn) }()
 		defer consoleSrv.Close()
-		fmt.Fprintf(stdout, "  console: http://%s/ (metrics at /metrics)\n", consoleLn.Addr())
+		hostPort, _ := usableHostPort(consoleLn.Addr())
+		fmt.Fprintf(stdout, "  console: http://%s/ (metrics at /metrics)\n", hostPort)
+		warnEveryInterface(stdout, "console", "http", consoleLn.Addr())
 	}
 
 	// The connection string comes last: scripts and tests read the banner up to it.
@@ -370,7 +407,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
 		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
 	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") {
-		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
+		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too, except with the Go SDK, which needs the string above)")
 	}
 
 	go func() {

@@ -52,6 +52,7 @@ type serverOutput struct {
 	endpoint, connectionString string
 	caFile                     string      // the local CA to trust, with --tls
 	console                    string      // the console's root URL
+	banner                     string      // every line up to the connection string's
 	rest                       chan string // the lines printed afterwards
 }
 
@@ -77,6 +78,7 @@ func startTabulaOutput(t *testing.T, args ...string) (*exec.Cmd, serverOutput) {
 		out := serverOutput{rest: make(chan string, 100)}
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			out.banner += sc.Text() + "\n"
 			if m := endpointLine.FindStringSubmatch(sc.Text()); m != nil {
 				out.endpoint = m[1]
 			}

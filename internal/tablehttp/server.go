@@ -48,16 +48,17 @@ func New(svc *table.Service, authn *auth.Authenticator, log *slog.Logger) *Serve
 type request struct {
 	server.Request
 	grant *auth.Grant
-	// jsonErrors says whether errors are written as JSON odata.error (OData operations) or XML.
-	jsonErrors bool
-	ctx        context.Context
-	log        *slog.Logger
+	// errors is the form error bodies take: JSON odata.error (OData operations), XML m:error,
+	// or the legacy XML error document of versions before 2013-08-15.
+	errors errorStyle
+	ctx    context.Context
+	log    *slog.Logger
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq := &request{ctx: r.Context(), log: s.log}
 	server.Begin(&rq.Request, w, r, defaultVersion)
-	rq.jsonErrors = acceptsJSON(rq.Query, r.Header)
+	rq.errors = errorStyleOf(rq.Version, rq.Query, r.Header)
 	if err := s.serve(rq); err != nil {
 		rq.fail(err)
 	}
@@ -69,7 +70,7 @@ func (s *Server) serve(rq *request) error {
 		return err
 	}
 	if r.Method == http.MethodOptions {
-		rq.jsonErrors = false
+		rq.xmlErrors()
 		props, err := s.svc.ServiceProperties(rq.ctx, rq.Account)
 		if err != nil {
 			return err
@@ -92,8 +93,24 @@ func (s *Server) serve(rq *request) error {
 	return s.route(rq)
 }
 
+// xmlErrors makes the request's errors XML, as for the operations that speak plain XML (the
+// legacy form stays under old versions).
+func (rq *request) xmlErrors() {
+	if rq.errors == errorsJSON {
+		rq.errors = errorsXML
+	}
+}
+
+// xmlErrorStyle is the XML error form of the request's service version.
+func (rq *request) xmlErrorStyle() errorStyle {
+	if rq.errors == errorsLegacyXML {
+		return errorsLegacyXML
+	}
+	return errorsXML
+}
+
 // ErrorBody renders err the way the Table service does when nothing about the request is known
 // (net/http refused it before any handler ran): as the XML m:error document.
 func ErrorBody(e *azerr.Error, requestID string) (contentType string, body []byte) {
-	return "application/xml", errorBody(e, requestID, false)
+	return "application/xml", errorBody(e, requestID, errorsXML)
 }

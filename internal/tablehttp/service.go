@@ -27,7 +27,7 @@ func (rq *request) writeXML(status int, body string) {
 // routeXML serves the operations selected by restype/comp: service properties and stats on
 // the service root, ACLs on a table.
 func (s *Server) routeXML(rq *request, res resource, method string) error {
-	rq.jsonErrors = false
+	rq.xmlErrors()
 	q := rq.Query
 	restype, comp := q.Get("restype"), q.Get("comp")
 	switch {
@@ -91,10 +91,17 @@ func (s *Server) getServiceProperties(rq *request) error {
 }
 
 // getServiceStats reports geo-replication. Tabula has one copy of the data, which its
-// secondary endpoint serves too, so replication is always live and current. Azure answers
-// only on the secondary endpoint; Tabula also answers on the primary, which is what local
-// users of an SDK client built on the primary URL expect.
+// secondary endpoint serves too, so replication is always live and current.
+//
+// As on Azure, only the secondary endpoint answers: on the primary the operation is refused
+// with 400 InvalidQueryParameterValue and exactly Azure's text (a real response is quoted in
+// Azure/azure-cosmos-table-dotnet#26, and the storage emulator refuses comp=stats on a
+// primary address the same way).
 func (s *Server) getServiceStats(rq *request) error {
+	if !rq.Secondary {
+		rq.log.Info("service stats asked of the primary endpoint", "request_id", rq.ID, "account", rq.Account)
+		return azerr.New(azerr.InvalidQueryParameterValue)
+	}
 	rq.writeXML(http.StatusOK, xmlHeader+"<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>"+
 		time.Now().UTC().Format(http.TimeFormat)+"</LastSyncTime></GeoReplication></StorageServiceStats>")
 	return nil

@@ -29,7 +29,7 @@ func appendTableJSON(b []byte, rq *request, level edm.Metadata, name, metadataUR
 // createTable serves Create Table. Without Prefer: return-no-content the answer is 201 with
 // the table entry: the Python SDK reads a 204 here as "the table already existed".
 func (s *Server) createTable(rq *request) error {
-	level, err := negotiate(rq)
+	f, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -37,29 +37,66 @@ func (s *Server) createTable(rq *request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		TableName *string `json:"TableName"`
+	name, err := tableNameOf(rq, body)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: the body must be a JSON object like {\"TableName\":\"mytable\"} (%v).", err)
-	}
-	if req.TableName == nil {
-		return azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is missing.")
-	}
-	t, err := s.svc.CreateTable(rq.ctx, rq.Account, *req.TableName)
+	t, err := s.svc.CreateTable(rq.ctx, rq.Account, name)
 	if err != nil {
 		return err
 	}
 	if rq.createdWithoutContent(rq.BaseURL + "/Tables('" + t.Name + "')") {
 		return nil
 	}
-	rq.writeJSON(http.StatusCreated, level, appendTableJSON(nil, rq, level, t.Name, metadataURL(rq, level, "Tables/@Element")))
+	s.writeTable(rq, http.StatusCreated, f, t.Name)
 	return nil
+}
+
+// tableNameOf reads the TableName of a Create Table body, JSON or Atom.
+func tableNameOf(rq *request, body []byte) (string, error) {
+	atom, err := bodyIsAtom(rq.R.Header.Get("Content-Type"), rq.Version, rq.R.Header)
+	if err != nil {
+		return "", err
+	}
+	if atom {
+		d, err := edm.DecodeAtom(body)
+		if err != nil {
+			return "", err
+		}
+		v, ok := d.Get("TableName")
+		if !ok {
+			return "", azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is missing.")
+		}
+		if v.Type != edm.String {
+			return "", azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: TableName must be an Edm.String, not %s.", v.Type.Name())
+		}
+		return v.Str, nil
+	}
+	var req struct {
+		TableName *string `json:"TableName"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return "", azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: the body must be a JSON object like {\"TableName\":\"mytable\"} (%v).", err)
+	}
+	if req.TableName == nil {
+		return "", azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is missing.")
+	}
+	return *req.TableName, nil
+}
+
+// writeTable answers with one table's entry.
+func (s *Server) writeTable(rq *request, status int, f format, name string) {
+	if f.atom {
+		d := newAtomDoc(rq)
+		rq.writeAtom(status, d.appendEntry(nil, d.tableEntry(name), true))
+		return
+	}
+	rq.writeJSON(status, f.level, appendTableJSON(nil, rq, f.level, name, metadataURL(rq, f.level, "Tables/@Element")))
 }
 
 // getTable serves GET /Tables('name'), which some legacy clients use as an existence check.
 func (s *Server) getTable(rq *request, name string) error {
-	level, err := negotiate(rq)
+	f, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -70,7 +107,7 @@ func (s *Server) getTable(rq *request, name string) error {
 	if err != nil {
 		return err
 	}
-	rq.writeJSON(http.StatusOK, level, appendTableJSON(nil, rq, level, t.Name, metadataURL(rq, level, "Tables/@Element")))
+	s.writeTable(rq, http.StatusOK, f, t.Name)
 	return nil
 }
 
@@ -85,7 +122,7 @@ func (s *Server) deleteTable(rq *request, name string) error {
 
 // queryTables serves Query Tables.
 func (s *Server) queryTables(rq *request) error {
-	level, err := negotiate(rq)
+	f, err := negotiate(rq)
 	if err != nil {
 		return err
 	}
@@ -106,15 +143,22 @@ func (s *Server) queryTables(rq *request) error {
 	if page.NextTableName != "" {
 		rq.W.Header()["x-ms-continuation-NextTableName"] = []string{encodeContinuation(page.NextTableName)}
 	}
-	b := appendObjectStart(nil, metadataURL(rq, level, "Tables"))
+	if f.atom {
+		d := newAtomDoc(rq)
+		rq.writeAtom(http.StatusOK, d.appendFeed(nil, "Tables", len(page.Tables), func(i int) atomEntry {
+			return d.tableEntry(page.Tables[i].Name)
+		}))
+		return nil
+	}
+	b := appendObjectStart(nil, metadataURL(rq, f.level, "Tables"))
 	b = append(b, `"value":[`...)
 	for i, t := range page.Tables {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendTableJSON(b, rq, level, t.Name, "")
+		b = appendTableJSON(b, rq, f.level, t.Name, "")
 	}
 	b = append(b, "]}"...)
-	rq.writeJSON(http.StatusOK, level, b)
+	rq.writeJSON(http.StatusOK, f.level, b)
 	return nil
 }

@@ -18,8 +18,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/store"
 )
 
-// Objects live in two places, by size, as measured (objects_bench_test.go; the README says
-// why):
+// Objects live in two places, by size, as measured by objects_bench_test.go:
 //
 //   - An object of at most inlineObjectBytes is one Pebble record under inlinePrefix, written
 //     with a synced commit: concurrent small puts share the WAL's group commit, where files

@@ -22,23 +22,23 @@ import (
 )
 
 func TestObjectsContractOnDisk(t *testing.T) {
-	storetest.RunObjects(t, func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
+	storetest.RunObjects(t, storetest.ObjectsBackend{Open: func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
 		dir := t.TempDir()
 		return mustOpen(t, dir, Options{}), func() storetest.ObjectStore { return mustOpen(t, dir, Options{}) }
-	})
+	}})
 }
 
 func TestObjectsContractInMemory(t *testing.T) {
-	storetest.RunObjects(t, func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
+	storetest.RunObjects(t, storetest.ObjectsBackend{Open: func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
 		fs := vfs.NewMem()
 		return mustOpenFS(t, "db", fs), func() storetest.ObjectStore { return mustOpenFS(t, "db", fs) }
-	})
+	}, BytesInMemory: true})
 }
 
 // TestObjectsContractAsFilesOnly runs the suite with every object a file, the empty and
 // small ones included, which otherwise are records.
 func TestObjectsContractAsFilesOnly(t *testing.T) {
-	storetest.RunObjects(t, func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
+	storetest.RunObjects(t, storetest.ObjectsBackend{Open: func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
 		fs := vfs.NewMem()
 		open := func() storetest.ObjectStore {
 			s := mustOpenFS(t, "db", fs)
@@ -46,7 +46,7 @@ func TestObjectsContractAsFilesOnly(t *testing.T) {
 			return s
 		}
 		return open(), open
-	})
+	}, BytesInMemory: true})
 }
 
 func mustOpenFS(t testing.TB, dir string, fs vfs.FS) *Store {

@@ -26,6 +26,17 @@ import (
 // chunk is ever left without a row that ScanObjects reports.
 //
 // A reader fetches one chunk at a time, on a pooled connection per fetch.
+//
+// CockroachDB runs this SQL too (INSERT … SELECT … FOR SHARE, ON CONFLICT, substr of bytes,
+// = ANY of an array), untested here. Under its default SERIALIZABLE isolation the chunk
+// insert reads the object's row, so a concurrent deletion of the row makes one of the two
+// transactions retry (40001, which retry handles) even where FOR SHARE takes no lock; and
+// as every transaction here touches at most one chunk (or the rows and chunks of the objects
+// deleted at once), none approaches its transaction size limits.
+//
+// On PostgreSQL each 1 MiB chunk is stored out of line (TOAST), in about 500 rows of its
+// own; a single PutObject measured 15–20 MB/s on a loaded 2-core machine, the database's
+// work and not the client's.
 
 // objectChunkBytes is the size of a chunk row: large enough that a chunk costs one round
 // trip per MiB, small enough that a chunk in flight is cheap to hold per request.

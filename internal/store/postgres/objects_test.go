@@ -11,10 +11,10 @@ import (
 )
 
 func TestObjectsContract(t *testing.T) {
-	storetest.RunObjects(t, func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
+	storetest.RunObjects(t, storetest.ObjectsBackend{Open: func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
 		dsn := pgtest.Start(t)
 		return mustOpen(t, dsn, Options{}), func() storetest.ObjectStore { return mustOpen(t, dsn, Options{}) }
-	})
+	}})
 }
 
 // TestSweepingAPutInProgressFailsItAndLeavesNoChunks deletes, as a sweeper would, a PutObject that is

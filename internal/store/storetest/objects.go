@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -21,17 +22,32 @@ type ObjectStore interface {
 	Close() error
 }
 
-// OpenObjects returns a new, empty store. If the backend can open the same store again,
-// reopen does so (the suite closes s first and never calls reopen twice); otherwise reopen is
-// nil and the durability case is skipped.
-type OpenObjects func(t *testing.T) (s ObjectStore, reopen func() ObjectStore)
+// ObjectsBackend is what the Objects suite needs of a backend.
+type ObjectsBackend struct {
+	// Open returns a new, empty store, and a function opening the same store again if the
+	// backend can (else nil: the durability case is skipped). The suite closes the store
+	// before it calls reopen, and calls reopen at most once.
+	Open func(t *testing.T) (s ObjectStore, reopen func() ObjectStore)
+	// BytesInMemory says that the store keeps object bytes in the process's memory (an
+	// in-memory filesystem): the case bounding memory use is skipped.
+	BytesInMemory bool
+}
 
 // RunObjects runs the Objects contract suite, one subtest per behaviour. Every store it opens
 // is closed when the subtest ends.
-func RunObjects(t *testing.T, open OpenObjects) {
+func RunObjects(t *testing.T, backend ObjectsBackend) {
+	type testFunc = func(t *testing.T, s ObjectStore, reopen func() ObjectStore)
+	onDisk := func(test testFunc) testFunc {
+		return func(t *testing.T, s ObjectStore, reopen func() ObjectStore) {
+			if backend.BytesInMemory {
+				t.Skip("the store keeps object bytes in memory")
+			}
+			test(t, s, reopen)
+		}
+	}
 	tests := []struct {
 		name string
-		test func(t *testing.T, s ObjectStore, reopen func() ObjectStore)
+		test testFunc
 	}{
 		{"ObjectsOfEverySizeRoundTrip", testObjectsOfEverySizeRoundTrip},
 		{"EveryRangeReadsItsBytes", testEveryRangeReadsItsBytes},
@@ -45,12 +61,13 @@ func RunObjects(t *testing.T, open OpenObjects) {
 		{"ScanObjectsReportsWhatBeganBefore", testScanObjectsReportsWhatBeganBefore},
 		{"ScanObjectsReportsPutsInProgress", testScanObjectsReportsPutsInProgress},
 		{"ScanObjectsStopsAndReturnsFnError", testScanObjectsStopsAndReturnsFnError},
+		{"LargeObjectsTakeBoundedMemory", onDisk(testLargeObjectsTakeBoundedMemory)},
 		{"ObjectsSurviveReopen", testObjectsSurviveReopen},
 		{"ObjectCallsAfterCloseReturnErrClosed", testObjectCallsAfterCloseReturnErrClosed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, reopen := open(t)
+			s, reopen := backend.Open(t)
 			current := s
 			t.Cleanup(func() {
 				if err := current.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
@@ -502,6 +519,98 @@ func testScanObjectsStopsAndReturnsFnError(t *testing.T, s ObjectStore, _ func()
 	})
 	if !errors.Is(err, boom) || calls != 1 {
 		t.Fatalf("ScanObjects with fn failing: %d calls, %v", calls, err)
+	}
+}
+
+// patternBlock repeats through the large objects: its length is no power of two, so that
+// the bytes at any offset differ from those a chunk or page size away.
+var patternBlock = content(99, mib+12345)
+
+// patternReader yields n bytes of the pattern, and records the largest heap seen every few
+// MiB.
+type patternReader struct {
+	off, n   int64
+	maxHeap  *uint64
+	nextPeek int64
+}
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	if r.off == r.n {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), r.n-r.off)]
+	for done := 0; done < len(p); {
+		done += copy(p[done:], patternBlock[(r.off+int64(done))%int64(len(patternBlock)):])
+	}
+	r.off += int64(len(p))
+	if r.off >= r.nextPeek {
+		r.nextPeek += 4 * mib
+		peekHeap(r.maxHeap)
+	}
+	return len(p), nil
+}
+
+func peekHeap(highest *uint64) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	*highest = max(*highest, m.HeapAlloc)
+}
+
+// patternChecker checks that what is written is the pattern from off, peeking at the heap
+// as patternReader does.
+type patternChecker struct {
+	off      int64
+	maxHeap  *uint64
+	nextPeek int64
+	bad      bool
+}
+
+func (w *patternChecker) Write(p []byte) (int, error) {
+	for done := 0; done < len(p); {
+		want := patternBlock[(w.off+int64(done))%int64(len(patternBlock)):]
+		want = want[:min(len(want), len(p)-done)]
+		if !bytes.Equal(p[done:done+len(want)], want) {
+			w.bad = true
+		}
+		done += len(want)
+	}
+	w.off += int64(len(p))
+	if w.off >= w.nextPeek {
+		w.nextPeek += 4 * mib
+		peekHeap(w.maxHeap)
+	}
+	return len(p), nil
+}
+
+func testLargeObjectsTakeBoundedMemory(t *testing.T, s ObjectStore, _ func() ObjectStore) {
+	const size, bound = 64 * mib, 32 * mib
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	base := m.HeapAlloc
+	var maxPut, maxRead uint64
+	id, n, err := s.PutObject(t.Context(), &patternReader{n: size, maxHeap: &maxPut})
+	if err != nil || n != size {
+		t.Fatalf("PutObject of %d bytes: %d, %v", size, n, err)
+	}
+	r, err := s.ReadObject(t.Context(), id, 0, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &patternChecker{maxHeap: &maxRead}
+	// Not io.Copy: a reader may hand io.Copy to something else than Write (a file to
+	// sendfile), which is what it should do, but not what this test measures.
+	if _, err := io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{r}, make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if w.bad || w.off != size {
+		t.Fatalf("the %d-byte object read back %d bytes, mismatched: %v", size, w.off, w.bad)
+	}
+	t.Logf("heap above the start: %d MiB at most while putting, %d MiB while reading", (maxPut-min(maxPut, base))>>20, (maxRead-min(maxRead, base))>>20)
+	if maxPut > base+bound || maxRead > base+bound {
+		t.Fatalf("a %d MiB object took the heap %d MiB above its start while putting, %d MiB while reading; want under %d MiB",
+			size>>20, (maxPut-min(maxPut, base))>>20, (maxRead-min(maxRead, base))>>20, bound>>20)
 	}
 }
 
