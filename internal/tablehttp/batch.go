@@ -147,8 +147,11 @@ func (s *Server) batchFailure(rq *request, index int, err error) error {
 		index, err = oe.Index, oe.Err
 	}
 	e := azerr.As(err)
-	if e.Code == azerr.InternalError {
-		return err // an infrastructure failure is the whole request's, not an operation's
+	if e.Status >= 500 {
+		// A server-side failure (storage unreachable, full or failed) is the whole request's,
+		// not an operation's: answered as the batch's own status, it is what SDKs retry,
+		// whereas a 5xx inside a 202 would reach the application as a failed transaction.
+		return err
 	}
 	h := http.Header{}
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -193,7 +196,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 	}
 	if err != nil {
 		ae := azerr.As(err)
-		if ae.Code == azerr.InternalError {
+		if ae.Status >= 500 {
 			return err
 		}
 		resp.Status, resp.Body = ae.Status, errorBody(ae, rq.id, true)

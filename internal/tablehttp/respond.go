@@ -81,7 +81,7 @@ func acceptsJSON(query url.Values, h http.Header) bool {
 // m:error XML body whose message ends with the request id and time.
 func (rq *request) fail(err error) {
 	e := azerr.As(err)
-	if e.Code == azerr.InternalError {
+	if e.Status == http.StatusInternalServerError {
 		// The cause stays in the server log; the client learns only that it may retry.
 		rq.log.Error("request failed", "request_id", rq.id, "method", rq.r.Method, "url", rq.r.URL.String(), "err", err)
 	}
