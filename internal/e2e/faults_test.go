@@ -117,7 +117,7 @@ func TestFailedDiskAnswersAtOnceAndKeepsServingReads(t *testing.T) {
 
 	start = time.Now()
 	_, err = c.AddEntity(ctx, marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "y"}), nil)
-	if d := time.Since(start); d > 500*time.Millisecond {
+	if d := time.Since(start); d > time.Second {
 		t.Errorf("a write on a failed disk was answered after %v", d)
 	}
 	wantAzureError(t, err, http.StatusInternalServerError, "InternalError")

@@ -187,7 +187,7 @@ func TestFullDiskRefusesWritesThatAddDataAndStillDeletes(t *testing.T) {
 	var written int
 	var err error
 	for ; written < 10_000; written++ {
-		err = timed(t, "a commit on a filling disk", 2*time.Second, func() error {
+		err = timed(t, "a commit on a filling disk", 5*time.Second, func() error {
 			return s.Commit(ctx, put("t", fmt.Sprintf("%05d", written), 1, 64<<10))
 		})
 		if err != nil {
@@ -217,7 +217,7 @@ func TestFullDiskRefusesWritesThatAddDataAndStillDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a commit deleting as much as it writes, on a full disk: %v", err)
 	}
-	if err := timed(t, "DeleteSpace on a full disk", 2*time.Second, func() error { return s.DeleteSpace(ctx, "t") }); err != nil {
+	if err := timed(t, "DeleteSpace on a full disk", 5*time.Second, func() error { return s.DeleteSpace(ctx, "t") }); err != nil {
 		t.Fatalf("DeleteSpace on a full disk: %v", err)
 	}
 
@@ -258,7 +258,7 @@ func TestNoSpaceForTheWALReleasesTheReserve(t *testing.T) {
 	disk.fill(t, "filler", 0)
 
 	// The deletion's WAL write meets ENOSPC; the reserve is released and the write retried.
-	if err := timed(t, "a deletion on a disk filled by another program", 2*time.Second, func() error {
+	if err := timed(t, "a deletion on a disk filled by another program", 5*time.Second, func() error {
 		return s.Commit(ctx, []store.Mutation{{Key: store.Key{Space: "t", Partition: "p", Row: "gone"}, Delete: true}})
 	}); err != nil {
 		t.Fatalf("deletion: %v", err)
@@ -336,13 +336,13 @@ func TestFailedWALWriteFailsTheStoreWithoutHangingAnything(t *testing.T) {
 		t.Fatal("the store did not fail")
 	}
 	// Once failed, writes are refused at once, and not as in doubt: nothing was tried.
-	err := timed(t, "a commit on a failed store", 100*time.Millisecond, func() error {
+	err := timed(t, "a commit on a failed store", 500*time.Millisecond, func() error {
 		return s.Commit(ctx, put("t", "later", 3, 100))
 	})
 	if err == nil || errors.Is(err, store.ErrInDoubt) {
 		t.Errorf("commit on a failed store: %v", err)
 	}
-	if err := timed(t, "DeleteSpace on a failed store", 100*time.Millisecond, func() error { return s.DeleteSpace(ctx, "t") }); err == nil {
+	if err := timed(t, "DeleteSpace on a failed store", 500*time.Millisecond, func() error { return s.DeleteSpace(ctx, "t") }); err == nil {
 		t.Error("DeleteSpace on a failed store succeeded")
 	}
 	// Reads go on.
@@ -451,7 +451,7 @@ func TestOpenOnAFullDiskFailsAtOnceAndWritesNothing(t *testing.T) {
 	var prev string
 	for attempt := range 3 {
 		var st *Store
-		err := timed(t, "Open on a full disk", time.Second, func() (err error) {
+		err := timed(t, "Open on a full disk", 3*time.Second, func() (err error) {
 			st, err = Open("db", Options{FS: disk})
 			return err
 		})
@@ -519,7 +519,7 @@ func TestOpenOnAFailingDiskFailsAtOnce(t *testing.T) {
 	}
 	toggle, _ := injectEIO(func(string) bool { return true })
 	toggle.On()
-	err := timed(t, "Open on a failing disk", 2*time.Second, func() error {
+	err := timed(t, "Open on a failing disk", 5*time.Second, func() error {
 		st, err := Open("db", Options{FS: errorfs.Wrap(mem, toggle)})
 		if err == nil {
 			st.Close()
@@ -544,13 +544,13 @@ func TestStalledDiskAnswersWritesAndCloseInTime(t *testing.T) {
 	defer close(release)
 	s.writeTimeout, s.closeTimeout = 200*time.Millisecond, 300*time.Millisecond
 	stalled.Store(true)
-	err := timed(t, "a commit on a stalled disk", time.Second, func() error {
+	err := timed(t, "a commit on a stalled disk", 3*time.Second, func() error {
 		return s.Commit(t.Context(), put("t", "x", 1, 10))
 	})
 	if !errors.Is(err, store.ErrInDoubt) {
 		t.Errorf("commit on a stalled disk: %v, want store.ErrInDoubt", err)
 	}
-	if err := timed(t, "Close on a stalled disk", 2*time.Second, s.Close); err == nil {
+	if err := timed(t, "Close on a stalled disk", 4*time.Second, s.Close); err == nil {
 		t.Error("Close on a stalled disk reported no error")
 	}
 }
