@@ -55,6 +55,7 @@ type config struct {
 	dataDir   string
 	inMemory  bool
 	storeURL  string
+	storeWait time.Duration
 	accounts  string
 	debugAddr string
 }
@@ -67,6 +68,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
 	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
+	fs.DurationVar(&c.storeWait, "store-wait", time.Minute, "how long to wait at start-up for an unreachable --store database, trying again and logging each attempt; 0 fails at once (env TABULA_STORE_WAIT)")
+	if v, ok := os.LookupEnv("TABULA_STORE_WAIT"); ok {
+		if err := fs.Set("store-wait", v); err != nil {
+			return c, fmt.Errorf("TABULA_STORE_WAIT: %w", err)
+		}
+	}
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.debugAddr, "debug-addr", envOr("TABULA_DEBUG_ADDR", ""), "`HOST:PORT` to serve Go's profiler (net/http/pprof) on; off when empty (env TABULA_DEBUG_ADDR)")
 	if err := fs.Parse(args); err != nil {
@@ -124,7 +131,7 @@ func openStore(ctx context.Context, c config) (st store.Store, where string, err
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 			return nil, "", fmt.Errorf("--store: want a postgres:// URL, got %q", c.storeURL)
 		}
-		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{})
+		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{StartupWait: c.storeWait})
 		if err != nil {
 			return nil, "", fmt.Errorf("opening the PostgreSQL store at %s: %w", u.Redacted(), err)
 		}
