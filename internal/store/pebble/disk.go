@@ -1,7 +1,6 @@
 package pebble
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -89,13 +87,11 @@ var (
 	maxCompactionPause = 8 * time.Second
 )
 
-func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
-
 // fault handles err, the failure of op on the file name of kind, and returns what Pebble is
 // told. retry, if not nil, repeats the operation (a sync is never repeated: after a failed
 // fsync the kernel may have dropped the dirty pages, so a second one proves nothing).
 func (d *disk) fault(name string, kind fileKind, op string, err error, retry func() error) error {
-	noSpace := isNoSpace(err)
+	noSpace := diskSaysNoSpace(err)
 	if noSpace {
 		d.space.noSpace()
 	}
@@ -227,7 +223,7 @@ func (d *disk) MkdirAll(dir string, perm os.FileMode) error {
 
 func (d *disk) Lock(name string) (io.Closer, error) {
 	c, err := d.FS.Lock(name)
-	if err != nil && isNoSpace(err) {
+	if err != nil && diskSaysNoSpace(err) {
 		err = d.fault(name, critical, "lock", err, func() (err error) {
 			c, err = d.FS.Lock(name)
 			return err

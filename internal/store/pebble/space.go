@@ -29,7 +29,8 @@ import (
 //     write can be retried instead of failing the store, and recreated once there is room.
 //
 // The floor is at least room for four memtables to be flushed (Pebble queues up to four)
-// and then some; at least a thirtieth of the disk; at most 1 GiB.
+// and then some, at least a 64th of the disk, and at most 256 MiB: what compactions need
+// beyond that is counted out of the free space as Pebble's debt (below).
 //
 // Free space counts out what Pebble owes: the memtables still to be flushed and the
 // compactions its LSM calls for (its estimated compaction debt). An LSM needs room to compact:
@@ -74,7 +75,7 @@ const reserveName = "tabula-reserve"
 const measureEvery = time.Second
 
 // sizesFor returns the memtable size, the floor and the reserve for a disk of total bytes.
-// A large disk gets Pebble's usual 32 MiB memtable, a 1 GiB floor and a 64 MiB reserve; a
+// A large disk gets Pebble's usual 32 MiB memtable, a 256 MiB floor and a 64 MiB reserve; a
 // small one scaled down, so that the WAL files (preallocated at 110% of the memtable, and
 // several kept for reuse) take a small share of it and a 64 MiB disk still holds data.
 func sizesFor(total int64) (memTable, floor, reserve int64) {
@@ -83,7 +84,7 @@ func sizesFor(total int64) (memTable, floor, reserve int64) {
 		return memTableBytes, 0, 0
 	}
 	memTable = clamp(total/64, 1<<20, memTableBytes)
-	floor = clamp(total/32, 4*memTable+4<<20, 1<<30)
+	floor = clamp(total/64, 4*memTable+4<<20, 256<<20)
 	reserve = clamp(total/64, 1<<20, 64<<20)
 	return memTable, floor, reserve
 }
@@ -248,7 +249,17 @@ func (s *space) compactionRoom(n int) error {
 	if err != nil || avail-int64(n) >= s.floor/2 {
 		return nil
 	}
-	return fmt.Errorf("compaction output: %s free, kept for flushes: %w", mib(avail), syscall.ENOSPC)
+	return fmt.Errorf("compaction output: %s free, %w", mib(avail), errKeptForFlushes)
+}
+
+// errKeptForFlushes refuses a compaction the last of the space. It reads as "no space" to
+// Pebble, which abandons the compaction and tries again later, but it is not the disk
+// saying so: the space monitor does not take it for a full disk.
+var errKeptForFlushes = fmt.Errorf("kept for flushes: %w", syscall.ENOSPC)
+
+// diskSaysNoSpace reports whether err is the filesystem's "no space left on device".
+func diskSaysNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) && !errors.Is(err, errKeptForFlushes)
 }
 
 // noSpace records that a write met "no space left on device".

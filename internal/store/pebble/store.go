@@ -266,7 +266,7 @@ func (s *Store) eventListener() *pebble.EventListener {
 	var unlogged int
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
-			if isNoSpace(err) {
+			if diskSaysNoSpace(err) {
 				s.space.noSpace()
 			}
 			mu.Lock()
