@@ -166,10 +166,16 @@ func (d *disk) Create(name string, category vfs.DiskWriteCategory) (vfs.File, er
 	return d.wrap(f, name, kind), err
 }
 
+// Link is only used by Pebble to ingest or checkpoint files, which the store does not do, and
+// its failures (across devices, say) are ones Pebble handles: they pass through, save that
+// "no space" releases the reserve and tries once more.
 func (d *disk) Link(oldname, newname string) error {
 	err := d.FS.Link(oldname, newname)
-	if err != nil {
-		err = d.fault(newname, kindOf(newname, ""), "link", err, func() error { return d.FS.Link(oldname, newname) })
+	if err != nil && diskSaysNoSpace(err) {
+		d.space.noSpace()
+		if d.space.releaseReserve() {
+			err = d.FS.Link(oldname, newname)
+		}
 	}
 	return err
 }

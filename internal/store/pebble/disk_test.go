@@ -94,10 +94,11 @@ func (d *smallDisk) wrap(f vfs.File, name string) vfs.File {
 	return &smallDiskFile{File: f, disk: d, name: name}
 }
 
-// fill writes a file of the size that leaves only free bytes free.
+// fill writes a file of the size that leaves only free bytes free (as another program
+// would, without regard for what the store writes meanwhile).
 func (d *smallDisk) fill(t *testing.T, name string, free int64) {
 	t.Helper()
-	f, err := d.Create(name, vfs.WriteCategoryUnspecified)
+	f, err := d.MemFS.Create(name, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +107,7 @@ func (d *smallDisk) fill(t *testing.T, name string, free int64) {
 		if _, err := f.Write(make([]byte, n)); err != nil {
 			t.Fatal(err)
 		}
+		d.used.Add(n)
 	}
 }
 
@@ -137,6 +139,12 @@ func (f *smallDiskFile) grow(p []byte, write func() (int, error)) (int, error) {
 		f.disk.used.Add(after.Size() - before.Size())
 	}
 	return n, err
+}
+
+// hasReserve reports whether s's reserve file is whole.
+func hasReserve(disk *smallDisk, s *Store) bool {
+	fi, err := disk.Stat("db/" + reserveName)
+	return err == nil && fi.Size() == s.space.reserveBytes
 }
 
 // openOn opens a store in "db" on fs, closed when t ends.
@@ -225,10 +233,7 @@ func TestFullDiskRefusesWritesThatAddDataAndStillDeletes(t *testing.T) {
 	eventually(t, "writes accepted again after DeleteSpace", 20*time.Second, func() bool {
 		return s.Commit(ctx, put("u", "after", 2, 1024)) == nil
 	})
-	eventually(t, "the reserve file made again", 10*time.Second, func() bool {
-		fi, err := disk.Stat("db/" + reserveName)
-		return err == nil && fi.Size() == s.space.reserveBytes
-	})
+	eventually(t, "the reserve file made again", 10*time.Second, func() bool { return hasReserve(disk, s) })
 	t.Logf("%.1f MiB free after DeleteSpace", float64(disk.free())/(1<<20))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -247,10 +252,7 @@ func TestNoSpaceForTheWALReleasesTheReserve(t *testing.T) {
 	disk := newSmallDisk(16 << 20)
 	s := openOn(t, disk)
 	ctx := t.Context()
-	eventually(t, "the reserve file made", 5*time.Second, func() bool {
-		_, err := disk.Stat("db/" + reserveName)
-		return err == nil
-	})
+	eventually(t, "the reserve file made", 5*time.Second, func() bool { return hasReserve(disk, s) })
 	if err := s.Commit(ctx, put("t", "kept", 1, 100)); err != nil {
 		t.Fatal(err)
 	}
@@ -283,10 +285,7 @@ func TestNoSpaceForTheWALReleasesTheReserve(t *testing.T) {
 	eventually(t, "writes accepted again", 5*time.Second, func() bool {
 		return s.Commit(ctx, put("t", "more", 1, 100)) == nil
 	})
-	eventually(t, "the reserve file made again", 5*time.Second, func() bool {
-		_, err := disk.Stat("db/" + reserveName)
-		return err == nil
-	})
+	eventually(t, "the reserve file made again", 5*time.Second, func() bool { return hasReserve(disk, s) })
 }
 
 // injectEIO returns an injector failing, with EIO, the writes and syncs of files whose name
@@ -428,10 +427,7 @@ func TestOpenOnAFullDiskFailsAtOnceAndWritesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "the reserve file made", 5*time.Second, func() bool {
-		_, err := disk.Stat("db/" + reserveName)
-		return err == nil
-	})
+	eventually(t, "the reserve file made", 5*time.Second, func() bool { return hasReserve(disk, s) })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -488,10 +484,7 @@ func TestOpenOnAFullDiskFailsAtOnceAndWritesNothing(t *testing.T) {
 func TestOpenReleasesTheReserveWhenThatMakesRoom(t *testing.T) {
 	disk := newSmallDisk(16 << 20)
 	s := openOn(t, disk)
-	eventually(t, "the reserve file made", 5*time.Second, func() bool {
-		_, err := disk.Stat("db/" + reserveName)
-		return err == nil
-	})
+	eventually(t, "the reserve file made", 5*time.Second, func() bool { return hasReserve(disk, s) })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

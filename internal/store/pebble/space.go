@@ -38,9 +38,9 @@ import (
 // fail, L0 would grow until Pebble stalls every write, deletions included, and nothing could
 // free space any more.
 //
-// Free space is measured through the filesystem's GetDiskUsage (statfs), at most every
-// measureEvery or after floor/8 bytes were admitted since the last measurement, so a write
-// burst cannot overshoot the floor by much. Refusal clears by itself: once free space is
+// Free space is measured through the filesystem's GetDiskUsage (statfs), every
+// measureEvery and whenever floor/8 bytes were admitted since the last measurement, so a
+// write burst cannot overshoot the floor by much. Refusal clears by itself: once free space is
 // back above the floor by half again (plus the reserve, if it must be recreated), writes are
 // accepted. On a filesystem that cannot say its usage (the in-memory one) nothing is refused.
 type space struct {
@@ -57,9 +57,10 @@ type space struct {
 	// data in shape: the memtables to flush and its estimate of the compaction debt.
 	owed func() int64
 
-	full       atomic.Bool
-	pending    atomic.Int64 // bytes admitted since the last measurement
-	measuredAt atomic.Int64 // unix nanoseconds
+	full    atomic.Bool
+	pending atomic.Int64  // bytes admitted since the last measurement
+	wake    chan struct{} // asks the measuring goroutine to measure now
+	stop    chan struct{} // closed by close
 
 	mu          sync.Mutex // serialises measuring and changes to the reserve
 	haveReserve bool
@@ -91,7 +92,8 @@ func sizesFor(total int64) (memTable, floor, reserve int64) {
 
 // newSpace measures the disk holding dir, which must exist.
 func newSpace(fs vfs.FS, dir string) *space {
-	s := &space{fs: fs, dir: dir, reservePath: fs.PathJoin(dir, reserveName)}
+	s := &space{fs: fs, dir: dir, reservePath: fs.PathJoin(dir, reserveName),
+		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	u, err := fs.GetDiskUsage(dir)
 	s.measurable = err == nil && u.TotalBytes > 0
 	if !s.measurable {
@@ -99,7 +101,6 @@ func newSpace(fs vfs.FS, dir string) *space {
 		return s
 	}
 	s.memTableBytes, s.floor, s.reserveBytes = sizesFor(int64(u.TotalBytes))
-	s.measuredAt.Store(time.Now().UnixNano())
 	return s
 }
 
@@ -151,16 +152,37 @@ func (s *space) prepareOpen() error {
 	return nil
 }
 
-// start begins serving: the reserve is made if it is missing and there is room.
+// start begins serving: the reserve is made if it is missing and there is room, and a
+// goroutine measures the free space every measureEvery, or sooner when admit asks.
+// Measuring waits on Pebble (for what it owes) and on the filesystem, which a stalled disk
+// can hold: no commit waits for it.
 func (s *space) start() {
-	if s.measurable {
-		s.measure()
+	if !s.measurable {
+		return
 	}
+	s.measure()
+	go func() {
+		tick := time.NewTicker(measureEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			case <-s.wake:
+			}
+			s.measure()
+		}
+	}()
 }
 
-// close stops making the reserve, waiting at most a few seconds for the writer to notice.
+// close stops measuring and making the reserve, waiting at most a few seconds for the
+// reserve's writer to notice.
 func (s *space) close() {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.stop)
+	}
 	s.closed = true
 	s.mu.Unlock()
 	done := make(chan struct{})
@@ -185,8 +207,11 @@ func (s *space) admit(n int64) error {
 	if !s.measurable {
 		return nil
 	}
-	if s.pending.Add(n) >= s.floor/8 || time.Since(time.Unix(0, s.measuredAt.Load())) >= measureEvery {
-		s.measure()
+	if s.pending.Add(n) >= s.floor/8 {
+		select {
+		case s.wake <- struct{}{}:
+		default: // a measurement is due already
+		}
 	}
 	if s.full.Load() {
 		return fmt.Errorf("pebble store: %w: free disk space is below %s", store.ErrFull, mib(s.floor))
@@ -194,15 +219,12 @@ func (s *space) admit(n int64) error {
 	return nil
 }
 
-// measure reads the free space and updates the full state. Concurrent callers do not wait
-// for one another: one measures, the others keep the state as it is.
+// measure reads the free space and updates the full state. It is called by one goroutine
+// at a time (start's), and takes s.mu only once it has what it waits on: disk, holding s.mu
+// to release the reserve, may be called from Pebble while it holds the lock that reading
+// Pebble's metrics takes.
 func (s *space) measure() {
-	if !s.mu.TryLock() {
-		return
-	}
-	defer s.mu.Unlock()
 	s.pending.Store(0)
-	s.measuredAt.Store(time.Now().UnixNano())
 	avail, err := s.avail()
 	if err != nil {
 		return // keep the last state: a disk that cannot be measured now is no news
@@ -213,6 +235,8 @@ func (s *space) measure() {
 		// LSM can no longer be compacted and writes stall in Pebble.
 		avail -= s.owed()
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !s.full.Load() {
 		if avail < s.floor {
 			s.setFull(true, avail)

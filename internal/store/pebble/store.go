@@ -164,6 +164,10 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	s.db = r.db
 	s.space.owed = func() int64 {
+		if s.guard.Enter(s.closing) != nil {
+			return 0 // closing
+		}
+		defer s.guard.Exit()
 		m := s.db.Metrics()
 		return int64(m.WAL.Size + m.Compact.EstimatedDebt)
 	}
@@ -778,6 +782,7 @@ func (s *Store) Close() error {
 	if err := s.guard.CloseWithin(wait); errors.Is(err, store.ErrClosed) {
 		return err
 	} else if err != nil {
+		s.space.close()
 		return s.gaveUp(wait, err)
 	}
 	s.space.close()
