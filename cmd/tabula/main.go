@@ -1,13 +1,17 @@
-// Command tabula serves the Azure Table service.
+// Command tabula serves the Azure Table service, and is a client of any Table endpoint.
 //
-//	tabula [flags]          serve (defaults: 127.0.0.1:10002, account devstoreaccount1)
-//	tabula bench [flags]    load-test any Azure Table endpoint (tabula bench --help)
+//	tabula [flags]                  serve (defaults: 127.0.0.1:10002, account devstoreaccount1)
+//	tabula table|entity|export|import   the client verbs (package cli)
+//	tabula bench [flags]            load-test any Azure Table endpoint (tabula bench --help)
+//	tabula reset|version|help
 //
-// Every flag can also be set through the environment variable named in its help.
+// Every flag can also be set through the environment variable named in its help; tabula help
+// lists them all.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"flag"
@@ -16,33 +20,59 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/bench"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
+	"github.com/tabula-dev/tabula/internal/console"
+	"github.com/tabula-dev/tabula/internal/faults"
+	"github.com/tabula-dev/tabula/internal/insight"
+	"github.com/tabula-dev/tabula/internal/metrics"
+	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/store/postgres"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
+	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 func main() { os.Exit(runUntilSignalled(os.Args[1:])) }
 
 // runUntilSignalled runs the command until it ends or SIGINT/SIGTERM asks it to stop, and
-// returns the process exit code.
+// returns the process exit code. A second signal ends the process at once, for when the
+// shutdown takes longer than the operator will wait.
 func runUntilSignalled(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		select {
+		case <-signals:
+		case <-ctx.Done():
+			return
+		}
+		cancel()
+		if sig, ok := <-signals; ok {
+			fmt.Fprintf(os.Stderr, "tabula: second %v: exiting at once\n", sig)
+			os.Exit(1)
+		}
+	}()
 	if err := run(ctx, args, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		fmt.Fprintln(os.Stderr, "tabula:", err)
 		return 1
 	}
@@ -53,39 +83,146 @@ func runUntilSignalled(args []string) int {
 type config struct {
 	tableAddr string
 	dataDir   string
-	inMemory  bool
-	storeURL  string
-	storeWait time.Duration
-	accounts  string
-	debugAddr string
+	// dataDirIsDefault says dataDir is the default, shared by every Tabula not given one.
+	dataDirIsDefault bool
+	inMemory         bool
+	storeURL         string
+	storeWait        time.Duration
+	accounts         string
+	consoleAddr      string
+	limits           server.Limits
+
+	tls            bool   // HTTPS with a local CA made in dataDir/tls
+	certFile       string // HTTPS with the operator's certificate
+	keyFile        string
+	oauth          string // "" or "basic"
+	oauthJWKS      string // file or URL: verify bearer tokens' signatures
+	oauthIssuers   string
+	oauthAudiences string
+
+	logFormat  string // text or json
+	requestLog string // all, errors, off or 1/N
+
+	insights      bool
+	throttle      bool
+	partitionRate int
+	accountRate   int
+	faultsFile    string
 }
 
-func parseFlags(args []string, stderr io.Writer) (config, error) {
+// parseFlags reads the serving configuration from args and the environment. --help prints
+// tabula's usage to out and returns flag.ErrHelp.
+func parseFlags(args []string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("tabula", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	var c config
+	var envErrsPre []error
 	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
-	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
-	fs.DurationVar(&c.storeWait, "store-wait", time.Minute, "how long to wait at start-up for an unreachable --store database, trying again and logging each attempt; 0 fails at once (env TABULA_STORE_WAIT)")
-	if v, ok := os.LookupEnv("TABULA_STORE_WAIT"); ok {
-		if err := fs.Set("store-wait", v); err != nil {
-			return c, fmt.Errorf("TABULA_STORE_WAIT: %w", err)
-		}
-	}
+	durationFlag(fs, &envErrsPre, &c.storeWait, "store-wait", "TABULA_STORE_WAIT", time.Minute, "how long start-up waits for an unreachable --store database, trying again and logging each attempt; 0 fails at once")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
-	fs.StringVar(&c.debugAddr, "debug-addr", envOr("TABULA_DEBUG_ADDR", ""), "`HOST:PORT` to serve Go's profiler (net/http/pprof) on; off when empty (env TABULA_DEBUG_ADDR)")
+	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: /metrics (Prometheus), /healthz, /readyz, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
+	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
+	fs.StringVar(&c.keyFile, "key", envOr("TABULA_KEY", ""), "`FILE`: the PEM private key of --cert (env TABULA_KEY)")
+	fs.StringVar(&c.oauth, "oauth", envOr("TABULA_OAUTH", ""), "`basic`: take bearer (Entra ID) tokens, checking their claims but not their signatures: for local development only (needs HTTPS; env TABULA_OAUTH)")
+	fs.StringVar(&c.oauthJWKS, "oauth-jwks", envOr("TABULA_OAUTH_JWKS", ""), "`FILE|URL` of a JSON Web Key Set: take bearer tokens whose RS256 signatures these keys verify (needs HTTPS; env TABULA_OAUTH_JWKS)")
+	fs.StringVar(&c.oauthIssuers, "oauth-issuer", envOr("TABULA_OAUTH_ISSUER", ""), "`ISS[,ISS...]`: token issuers to accept besides Entra ID's (env TABULA_OAUTH_ISSUER)")
+	fs.StringVar(&c.oauthAudiences, "oauth-audience", envOr("TABULA_OAUTH_AUDIENCE", ""), "`AUD[,AUD...]`: token audiences to accept besides the storage ones (env TABULA_OAUTH_AUDIENCE)")
+	fs.StringVar(&c.logFormat, "log-format", envOr("TABULA_LOG_FORMAT", "text"), "`text|json`: how log lines are written to stderr (env TABULA_LOG_FORMAT)")
+	fs.StringVar(&c.requestLog, "request-log", envOr("TABULA_REQUEST_LOG", "all"), "`all|errors|off|1/N`: which requests get a log line; 1/N logs one in N successful requests and every failed one (env TABULA_REQUEST_LOG)")
+	boolFlag(fs, &envErrsPre, &c.insights, "insights", "TABULA_INSIGHTS", true, "watch the workload for hot partitions, append-only keys, costly queries and entities that belong in blobs, and log each finding")
+	boolFlag(fs, &envErrsPre, &c.throttle, "throttle", "TABULA_THROTTLE", false, "hold each partition and account to Azure's scalability targets, answering 503 ServerBusy beyond them, as Azure does")
+	intFlag(fs, &envErrsPre, &c.partitionRate, "throttle-partition-rate", "TABULA_THROTTLE_PARTITION_RATE", throttle.DefaultPartitionRate, "entities a second one partition may serve under --throttle")
+	intFlag(fs, &envErrsPre, &c.accountRate, "throttle-account-rate", "TABULA_THROTTLE_ACCOUNT_RATE", throttle.DefaultAccountRate, "entities a second one account may serve under --throttle")
+	fs.StringVar(&c.faultsFile, "faults", envOr("TABULA_FAULTS", ""), "`FILE` of fault rules (a JSON array) to start with; rules change live at the console's /admin/faults (env TABULA_FAULTS)")
+	d := server.DefaultLimits()
+	envErrs := envErrsPre
+	boolFlag(fs, &envErrs, &c.inMemory, "in-memory", "TABULA_IN_MEMORY", false, "keep everything in memory, write nothing to disk")
+	boolFlag(fs, &envErrs, &c.tls, "tls", "TABULA_TLS", false, "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use")
+	durationFlag(fs, &envErrs, &c.limits.HeaderTimeout, "header-timeout", "TABULA_HEADER_TIMEOUT", d.HeaderTimeout, "longest time to receive a request's header block")
+	durationFlag(fs, &envErrs, &c.limits.BodyStallTimeout, "body-stall-timeout", "TABULA_BODY_STALL_TIMEOUT", d.BodyStallTimeout, "longest pause between two pieces of a request body before the request is cut (408)")
+	durationFlag(fs, &envErrs, &c.limits.IdleTimeout, "idle-timeout", "TABULA_IDLE_TIMEOUT", d.IdleTimeout, "closes keep-alive connections idle this long")
+	durationFlag(fs, &envErrs, &c.limits.ShutdownGrace, "shutdown-grace", "TABULA_SHUTDOWN_GRACE", d.ShutdownGrace, "how long a shutdown lets requests in flight finish before closing their connections")
+	intFlag(fs, &envErrs, &c.limits.MaxConnections, "max-connections", "TABULA_MAX_CONNECTIONS", d.MaxConnections, "connections open at once over all endpoints; idle ones are closed to make room, then new ones wait")
+	intFlag(fs, &envErrs, &c.limits.MaxHeaderBytes, "max-header-bytes", "TABULA_MAX_HEADER_BYTES", d.MaxHeaderBytes, "largest request header block accepted")
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(out, fs)
+			return c, err
+		}
+		return c, fmt.Errorf("%w (tabula help lists the flags)", err)
+	}
+	_, dataFromEnv := os.LookupEnv("TABULA_DATA")
+	c.dataDirIsDefault = !dataFromEnv && !flagGiven(fs, "data")
+	if len(envErrs) > 0 {
+		return c, envErrs[0]
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (tabula help lists the commands)", fs.Arg(0))
+	}
+	if err := checkAddr("table-addr", "TABULA_TABLE_ADDR", c.tableAddr); err != nil {
+		return c, err
+	}
+	if c.consoleAddr != "" {
+		if err := checkAddr("console-addr", "TABULA_CONSOLE_ADDR", c.consoleAddr); err != nil {
+			return c, err
+		}
+	}
+	if c.dataDir == "" {
+		return c, errors.New("--data (TABULA_DATA) is empty: give the directory to keep the data in")
 	}
 	if c.storeURL != "" && c.inMemory {
 		return c, errors.New("--store and --in-memory exclude each other")
 	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return c, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
+	}
+	if _, err := requestLogOf(c.requestLog, nil); err != nil {
+		return c, err
+	}
+	if (c.certFile == "") != (c.keyFile == "") {
+		return c, errors.New("--cert and --key go together")
+	}
+	if c.tls && c.certFile != "" {
+		return c, errors.New("--tls makes a certificate, --cert brings one: choose one")
+	}
+	switch {
+	case c.oauth != "" && c.oauth != "basic":
+		return c, fmt.Errorf("--oauth: want basic, got %q (for verified tokens give --oauth-jwks)", c.oauth)
+	case c.oauth != "" && c.oauthJWKS != "":
+		return c, errors.New("--oauth basic takes tokens unverified, --oauth-jwks verifies them: choose one")
+	case (c.oauth != "" || c.oauthJWKS != "") && !c.tls && c.certFile == "":
+		return c, errors.New("bearer tokens travel over HTTPS only: add --tls (or --cert and --key)")
+	}
 	return c, nil
+}
+
+// durationFlag defines a duration flag whose default comes from env when set; an env value
+// that does not parse is added to errs, for parseFlags to report.
+func durationFlag(fs *flag.FlagSet, errs *[]error, p *time.Duration, name, env string, def time.Duration, usage string) {
+	if v, ok := os.LookupEnv(env); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("%s=%q: not a duration such as 30s or 2m", env, v))
+		} else {
+			def = d
+		}
+	}
+	fs.DurationVar(p, name, def, "`DURATION`: "+usage+" (env "+env+")")
+}
+
+// intFlag is durationFlag for a positive whole number.
+func intFlag(fs *flag.FlagSet, errs *[]error, p *int, name, env string, def int, usage string) {
+	if v, ok := os.LookupEnv(env); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			*errs = append(*errs, fmt.Errorf("%s=%q: not a positive whole number", env, v))
+		} else {
+			def = n
+		}
+	}
+	fs.IntVar(p, name, def, "`N`: "+usage+" (env "+env+")")
 }
 
 func envOr(name, fallback string) string {
@@ -139,7 +276,7 @@ func openStore(ctx context.Context, c config) (st store.Store, where string, err
 	}
 	pst, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory})
 	if err != nil {
-		return nil, "", fmt.Errorf("opening the store in %s: %w", c.dataDir, err)
+		return nil, "", dataDirError(c.dataDir, err)
 	}
 	if c.inMemory {
 		return pst, "in memory (nothing is written to disk)", nil
@@ -148,10 +285,12 @@ func openStore(ctx context.Context, c config) (st store.Store, where string, err
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "bench" {
-		return bench.Main(ctx, args[1:], stdout, stderr)
+	if len(args) > 0 {
+		if v, ok := verbs[args[0]]; ok {
+			return v(ctx, args[1:], os.Stdin, stdout, stderr)
+		}
 	}
-	c, err := parseFlags(args, stderr)
+	c, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -166,62 +305,207 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	log := newLogger(c.logFormat, stderr)
+	defer closeStore(st, log)
+	logCtx, stopLogging := context.WithCancel(context.Background())
+	defer stopLogging() // after the store's close, which may log
+	requestLog, _ := requestLogOf(c.requestLog, newLogger(c.logFormat, server.NewBufferedWriter(logCtx, stderr)))
 
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	svc := table.New(st)
-	handler := tablehttp.New(svc, auth.NewAuthenticator(accounts), log)
-	sweepCtx, stopSweeping := context.WithCancel(ctx)
-	defer stopSweeping()
-	go sweepDeletedTables(sweepCtx, svc, log)
-	ln, err := net.Listen("tcp", c.tableAddr)
+	authn := auth.NewAuthenticator(accounts)
+	if authn.OAuth, err = oauthConfig(ctx, c); err != nil {
+		return err
+	}
+	tlsConfig, caFile, err := loadTLS(c)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	faultSet := &faults.Set{}
+	if c.faultsFile != "" {
+		doc, err := os.ReadFile(c.faultsFile)
+		if err == nil {
+			var rules []faults.Rule
+			if rules, err = faults.Parse(doc); err == nil {
+				err = faultSet.Replace(rules)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("--faults: %w", err)
+		}
+	}
+	var insights *insight.Observer
+	if c.insights {
+		insights = insight.New(insight.DefaultConfig(), log)
+		go insights.Run(logCtx)
+	}
+	// Every listener is bound before the banner, which must not announce what cannot serve.
+	var consoleLn net.Listener
+	if c.consoleAddr != "" {
+		if consoleLn, err = net.Listen("tcp", c.consoleAddr); err != nil {
+			return fmt.Errorf("the console cannot listen on %q (--console-addr; empty turns it off): %w", c.consoleAddr, err)
+		}
+		defer consoleLn.Close()
+	}
+	tables := table.New(st)
+	tableHandler := tablehttp.New(tables, authn, log)
+	tableHandler.Insights = insights
+	if c.throttle {
+		tableHandler.Throttle = throttle.New(float64(c.partitionRate), float64(c.accountRate))
+	}
+	group, err := server.Listen(c.limits, log,
+		server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody},
+	)
+	if err != nil {
+		return err
+	}
+	group.TLS, group.Log, group.Faults = tlsConfig, requestLog, faultSet
+	sweepCtx, stopSweeping := context.WithCancel(ctx)
+	defer stopSweeping()
+	go sweepDeletedTables(sweepCtx, tables, log)
 
-	endpoint := "http://" + ln.Addr().String()
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	tableHostPort, _ := usableHostPort(group.Addr("table"))
+	endpoint := scheme + "://" + tableHostPort
 	fmt.Fprintf(stdout, "Tabula is serving the Azure Table service, data %s\n", where)
+	sharedDataNote(stdout, c)
+	warnEveryInterface(stdout, "table", scheme, group.Addr("table"))
 	for _, a := range accounts {
 		fmt.Fprintf(stdout, "  account %s: %s/%s\n", a.Name, endpoint, a.Name)
 	}
-	first := accounts[0]
-	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
-		first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
-	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(ln.Addr().String(), ":10002") {
-		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
-	}
-
-	if c.debugAddr != "" {
-		debugLn, err := net.Listen("tcp", c.debugAddr)
-		if err != nil {
-			return fmt.Errorf("--debug-addr: %w", err)
+	if tlsConfig != nil {
+		fmt.Fprintln(stdout, "  HTTPS and HTTP are both served on each address")
+		if caFile != "" {
+			fmt.Fprintf(stdout, "  trust the local CA to use HTTPS: %s (e.g. SSL_CERT_FILE=%s or NODE_EXTRA_CA_CERTS=%s)\n", caFile, caFile, caFile)
 		}
-		defer debugLn.Close()
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		go func() { _ = http.Serve(debugLn, mux) }()
-		fmt.Fprintf(stdout, "  profiler: http://%s/debug/pprof/\n", debugLn.Addr())
+	}
+	if tableHandler.Throttle != nil {
+		fmt.Fprintf(stdout, "  throttle: %d entities/s per partition, %d per account, as Azure's targets (503 ServerBusy beyond)\n", c.partitionRate, c.accountRate)
+	}
+	if n := len(faultSet.Rules()); n > 0 {
+		fmt.Fprintf(stdout, "  fault rules: %d from %s\n", n, c.faultsFile)
+	}
+	switch {
+	case authn.OAuth.Mode == auth.OAuthBasic:
+		fmt.Fprintln(stdout, "  bearer tokens: taken with their claims checked and their signatures NOT checked (--oauth basic: for development only)")
+	case authn.OAuth.Mode == auth.OAuthVerify:
+		fmt.Fprintf(stdout, "  bearer tokens: taken when signed by a key of %s\n", c.oauthJWKS)
+	}
+	if consoleLn != nil {
+		if sc, ok := st.(interface{ Collector() prometheus.Collector }); ok {
+			metrics.Register(sc.Collector())
+		}
+		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		go func() { _ = consoleSrv.Serve(consoleLn) }()
+		defer consoleSrv.Close()
+		hostPort, _ := usableHostPort(consoleLn.Addr())
+		fmt.Fprintf(stdout, "  console: http://%s/ (metrics at /metrics)\n", hostPort)
+		warnEveryInterface(stdout, "console", "http", consoleLn.Addr())
 	}
 
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	// The connection string comes last: scripts and tests read the banner up to it.
+	first := accounts[0]
+	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
+		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
+	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") {
+		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too, except with the Go SDK, which needs the string above)")
+	}
+
+	go func() {
+		<-ctx.Done()
+		fmt.Fprintln(stdout, "Tabula is shutting down")
+	}()
+	// Serve returns once ctx is done and in-flight requests have finished (each write is
+	// durable before it is acknowledged) or the grace is over; the deferred close of the store
+	// follows.
+	return group.Serve(ctx)
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// requestLogOf reads --request-log: all, errors, off, or 1/N (one in N successful requests and
+// every failure).
+func requestLogOf(spec string, log *slog.Logger) (*server.RequestLog, error) {
+	switch spec {
+	case "all":
+		return &server.RequestLog{Logger: log}, nil
+	case "errors":
+		return &server.RequestLog{Logger: log, ErrorsOnly: true}, nil
+	case "off":
+		return &server.RequestLog{}, nil
+	}
+	if n, ok := strings.CutPrefix(spec, "1/"); ok {
+		if every, err := strconv.ParseUint(n, 10, 64); err == nil && every > 0 {
+			return &server.RequestLog{Logger: log, SampleEvery: every}, nil
+		}
+	}
+	return nil, fmt.Errorf("--request-log: want all, errors, off or 1/N, got %q", spec)
+}
+
+// loadTLS returns the HTTPS configuration c asks for (nil for none) and, for --tls, the file
+// of the local CA clients must trust.
+func loadTLS(c config) (*tls.Config, string, error) {
+	switch {
+	case c.certFile != "":
+		cfg, err := server.LoadTLS(c.certFile, c.keyFile)
+		return cfg, "", err
+	case c.tls:
+		ca, err := server.OpenLocalCA(filepath.Join(c.dataDir, "tls"))
+		if err != nil {
+			return nil, "", fmt.Errorf("--tls: %w", err)
+		}
+		return ca.TLS, ca.CAFile, nil
+	}
+	return nil, "", nil
+}
+
+// oauthConfig returns how bearer tokens are taken.
+func oauthConfig(ctx context.Context, c config) (auth.OAuth, error) {
+	o := auth.OAuth{Issuers: splitComma(c.oauthIssuers), Audiences: splitComma(c.oauthAudiences)}
+	switch {
+	case c.oauth == "basic":
+		o.Mode = auth.OAuthBasic
+	case c.oauthJWKS != "":
+		keys, err := auth.LoadKeySet(ctx, c.oauthJWKS)
+		if err != nil {
+			return o, fmt.Errorf("--oauth-jwks: %w", err)
+		}
+		o.Mode, o.Keys = auth.OAuthVerify, keys
+	}
+	return o, nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// storeCloseTimeout bounds the store's close at shutdown: a store wedged by a failing disk must
+// not keep the process alive. Everything acknowledged is already durable.
+const storeCloseTimeout = 10 * time.Second
+
+func closeStore(st store.Store, log *slog.Logger) {
+	done := make(chan error, 1)
+	go func() { done <- st.Close() }()
 	select {
-	case err := <-serveErr:
-		return err
-	case <-ctx.Done():
+	case err := <-done:
+		if err != nil {
+			log.Error("closing the store", "err", err)
+		}
+	case <-time.After(storeCloseTimeout):
+		log.Error("the store did not close in time; exiting without waiting for it", "waited", storeCloseTimeout)
 	}
-	// Let in-flight requests finish (each write is durable before it is acknowledged), then
-	// close the store.
-	fmt.Fprintln(stdout, "Tabula is shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
 
 // Deleted tables are swept (see table.Service.SweepDeletedTables) every sweepInterval, once

@@ -3,9 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -29,7 +34,9 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	endpointLine   = regexp.MustCompile(`account \w+: (http://\S+)`)
+	endpointLine   = regexp.MustCompile(`account \w+: (https?://\S+)`)
+	caLine         = regexp.MustCompile(`trust the local CA to use HTTPS: (\S+)`)
+	consoleLine    = regexp.MustCompile(`console: (http://\S+)/ `)
 	connStringLine = regexp.MustCompile(`connection string: (\S+)`)
 )
 
@@ -43,6 +50,9 @@ func startTabula(t *testing.T, args ...string) (*exec.Cmd, string) {
 // serverOutput is what the server printed at start-up.
 type serverOutput struct {
 	endpoint, connectionString string
+	caFile                     string      // the local CA to trust, with --tls
+	console                    string      // the console's root URL
+	banner                     string      // every line up to the connection string's
 	rest                       chan string // the lines printed afterwards
 }
 
@@ -52,7 +62,7 @@ func startTabulaOutput(t *testing.T, args ...string) (*exec.Cmd, serverOutput) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, append([]string{"--table-addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(exe, append([]string{"--table-addr", "127.0.0.1:0", "--console-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "TABULA_TEST_SERVE=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -68,8 +78,15 @@ func startTabulaOutput(t *testing.T, args ...string) (*exec.Cmd, serverOutput) {
 		out := serverOutput{rest: make(chan string, 100)}
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			out.banner += sc.Text() + "\n"
 			if m := endpointLine.FindStringSubmatch(sc.Text()); m != nil {
 				out.endpoint = m[1]
+			}
+			if m := caLine.FindStringSubmatch(sc.Text()); m != nil {
+				out.caFile = m[1]
+			}
+			if m := consoleLine.FindStringSubmatch(sc.Text()); m != nil {
+				out.console = m[1]
 			}
 			if m := connStringLine.FindStringSubmatch(sc.Text()); m != nil {
 				out.connectionString = m[1]
@@ -290,5 +307,160 @@ func TestCustomAccountsReplaceTheDevelopmentAccount(t *testing.T) {
 	}
 	if _, err := svc.CreateTable(context.Background(), "mine", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// openUpload starts a request whose body never finishes, on the server at endpoint.
+func openUpload(t *testing.T, endpoint string) net.Conn {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "POST %s/Tables HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\n{", u.Path, u.Host)
+	time.Sleep(200 * time.Millisecond) // the request is in its handler now
+	return c
+}
+
+// waitExit waits for cmd to end and returns its exit code and how long that took.
+func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, time.Since(start)
+	case <-time.After(limit):
+		t.Fatalf("tabula did not exit within %v", limit)
+		return 0, 0
+	}
+}
+
+func TestShutdownWithAStalledUploadEndsCleanlyAfterTheGrace(t *testing.T) {
+	cmd, endpoint := startTabula(t, "--in-memory", "--shutdown-grace", "500ms")
+	openUpload(t, endpoint)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 10*time.Second)
+	if code != 0 || took > 3*time.Second {
+		t.Fatalf("exit code %d after %v, want 0 soon after the 500 ms grace", code, took)
+	}
+}
+
+func TestASecondSignalExitsAtOnce(t *testing.T) {
+	cmd, endpoint := startTabula(t, "--in-memory", "--shutdown-grace", "1m")
+	openUpload(t, endpoint)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 10*time.Second)
+	if code == 0 || took > 2*time.Second {
+		t.Fatalf("exit code %d after %v, want a failure code at once", code, took)
+	}
+}
+
+func TestLimitFlagsAndTheirEnvironment(t *testing.T) {
+	t.Setenv("TABULA_IDLE_TIMEOUT", "45s")
+	t.Setenv("TABULA_MAX_CONNECTIONS", "77")
+	c, err := parseFlags([]string{"--header-timeout", "3s"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.limits.IdleTimeout != 45*time.Second || c.limits.MaxConnections != 77 || c.limits.HeaderTimeout != 3*time.Second {
+		t.Fatalf("limits %+v", c.limits)
+	}
+	t.Setenv("TABULA_BODY_STALL_TIMEOUT", "soon")
+	if _, err := parseFlags(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "TABULA_BODY_STALL_TIMEOUT") {
+		t.Fatalf("a bad duration in the environment: %v", err)
+	}
+}
+
+// --tls serves HTTPS with a CA of its own making; the connection string it prints says https
+// and works for a client that trusts that CA.
+func TestTLSServesHTTPSWithALocalCA(t *testing.T) {
+	_, out := startTabulaOutput(t, "--in-memory", "--tls", "--data", t.TempDir())
+	if !strings.Contains(out.connectionString, "DefaultEndpointsProtocol=https;") || !strings.HasPrefix(out.endpoint, "https://") || out.caFile == "" {
+		t.Fatalf("endpoint %s, connection string %s, CA %q", out.endpoint, out.connectionString, out.caFile)
+	}
+	pemBytes, err := os.ReadFile(out.caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pemBytes)
+	svc, err := aztables.NewServiceClientFromConnectionString(out.connectionString, &aztables.ClientOptions{ClientOptions: policy.ClientOptions{
+		Transport: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateTable(context.Background(), "secure", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBearerTokensWithoutHTTPSAreAConfigurationError(t *testing.T) {
+	if _, err := parseFlags([]string{"--oauth", "basic"}, io.Discard); err == nil || !strings.Contains(err.Error(), "HTTPS") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := parseFlags([]string{"--oauth", "basic", "--tls"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseFlags([]string{"--cert", "c.pem"}, io.Discard); err == nil {
+		t.Fatal("--cert without --key accepted")
+	}
+}
+
+// The console serves metrics that count what the server did, and health checks.
+func TestConsoleServesMetricsAndHealth(t *testing.T) {
+	_, out := startTabulaOutput(t, "--in-memory")
+	c := client(t, out.endpoint, "counted")
+	if _, err := c.CreateTable(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AddEntity(context.Background(), []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get(out.console + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := get("/metrics")
+	for _, want := range []string{
+		`tabula_requests_total{operation="Insert Entity",service="table",status="201"} 1`,
+		`tabula_requests_total{operation="Create Table",service="table",status="201"} 1`,
+		"tabula_entities_written_total 1",
+		"tabula_pebble_disk_usage_bytes",
+	} {
+		if status != 200 || !strings.Contains(body, want) {
+			t.Errorf("/metrics (%d) lacks %s", status, want)
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if status, body := get(path); status != 200 {
+			t.Errorf("%s: %d %s", path, status, body)
+		}
 	}
 }

@@ -1,6 +1,7 @@
-// Package auth decides who sent a request and what they may do, the way the Azure Table service
-// does: it verifies SharedKey and SharedKeyLite Authorization headers and shared access
-// signatures (account SAS and table SAS, with stored access policies), and answers with a Grant.
+// Package auth decides who sent a request and what they may do, the way Azure Storage does for
+// its Table, Blob and Queue services: it verifies SharedKey and SharedKeyLite Authorization
+// headers and shared access signatures (account SAS, and table, container, blob and queue SAS
+// with stored access policies), and answers with a Grant.
 //
 // Authentication depends only on the request; authorization depends on the operation. The HTTP
 // layer therefore calls Authenticate once per request and Grant.Authorize once per operation,
@@ -33,9 +34,11 @@ type Authenticator struct {
 	// MaxClockSkew bounds |date - Now| for SharedKey and SharedKeyLite requests. Zero or
 	// negative disables the check (Azurite does not enforce it); the date must still parse.
 	MaxClockSkew time.Duration
+	// OAuth says whether and how bearer tokens are taken; the zero value refuses them.
+	OAuth OAuth
 
 	accounts map[string]hostedAccount // by lower-case name
-	policies PolicyStore
+	policies [Queue + 1]PolicyStore   // by service
 }
 
 // hostedAccount is an Account with its keys ready for signature checks.
@@ -74,9 +77,9 @@ func (a *Authenticator) hosted(name string) (hostedAccount, bool) {
 	return acct, ok
 }
 
-// SetPolicyStore attaches the lookup of stored access policies. With none, every SAS naming a
-// policy (si=) fails with 403 AuthenticationFailed.
-func (a *Authenticator) SetPolicyStore(p PolicyStore) { a.policies = p }
+// SetPolicyStore attaches the lookup of a service's stored access policies. Without one, every
+// SAS of that service naming a policy (si=) fails with 403 AuthenticationFailed.
+func (a *Authenticator) SetPolicyStore(service Service, p PolicyStore) { a.policies[service] = p }
 
 func (a *Authenticator) now() time.Time {
 	if a.Now == nil {
@@ -87,12 +90,22 @@ func (a *Authenticator) now() time.Time {
 
 // Request is what authentication needs from an HTTP request; the HTTP layer fills it.
 type Request struct {
+	Service Service    // the service the request was sent to
 	Method  string     // verb on the wire (POST even when X-HTTP-Method tunnels another)
 	RawPath string     // the path exactly as received (percent-encoded), incl. the account segment in path-style
 	Query   url.Values // decoded query parameters
 	Header  http.Header
-	Account string // the account the URL addresses (path-style or host-style, "-secondary" stripped)
-	Secure  bool   // arrived over TLS (for SAS spr)
+	// ContentLength is the body's declared length (-1 unknown). net/http moves Content-Length
+	// out of Header, and the Blob and Queue string-to-sign includes it.
+	ContentLength int64
+	Account       string // the account the URL addresses (path-style or host-style, "-secondary" stripped)
+	// Path is the resource path after the account, percent-decoded ("/container/blob",
+	// "/queue/messages"): what a blob or queue SAS signs.
+	Path string
+	// Secure says the request arrived over TLS. TLSOffered says the server serves HTTPS too:
+	// only then is a SAS restricted to HTTPS (spr=https) refused over plain HTTP, since a
+	// server without HTTPS (or behind a proxy terminating it) has no other way to take it.
+	Secure, TLSOffered bool
 	// ClientIP is the caller's address (for SAS sip). When nil, a SAS restricted by sip fails.
 	ClientIP net.IP
 }
@@ -102,31 +115,43 @@ type Request struct {
 //   - an Authorization header (SharedKey or SharedKeyLite) takes precedence over anything in
 //     the query string;
 //   - otherwise a sig= query parameter makes the request a SAS: an account SAS when ss or srt
-//     is present, else a table SAS (tn, optionally si);
-//   - otherwise the request is anonymous, which the Table service never allows.
+//     is present, else a service SAS (table, container, blob or queue; optionally si);
+//   - otherwise the request is anonymous, which only the Blob service allows, as a Grant that
+//     Authorize checks against the container's public access level.
 //
 // Failures: 400 InvalidAuthenticationInfo for a malformed Authorization header; 401
 // InvalidAuthenticationInfo with WWW-Authenticate for a bearer token (not supported) and for an
-// anonymous request with x-ms-version ≥ 2020-12-06; 403 AuthenticationFailed for everything
-// else that does not check out (signature, account, date, SAS fields, SAS time window, stored
-// policy). A SAS is also checked here for the conditions that do not depend on the operation:
-// ss must include t (403 AuthorizationServiceMismatch), spr (AuthorizationProtocolMismatch) and
-// sip (AuthorizationSourceIPMismatch). Errors from the PolicyStore are returned unchanged.
+// anonymous Table request with x-ms-version ≥ 2020-12-06 (401 NoAuthenticationInformation for
+// a Queue request from 2019-12-12); 403 AuthenticationFailed for everything else that does not
+// check out (signature, account, date, SAS fields, SAS time window, stored policy). A SAS is
+// also checked here for the conditions that do not depend on the operation: ss must include
+// the service's letter (403 AuthorizationServiceMismatch), spr (AuthorizationProtocolMismatch)
+// and sip (AuthorizationSourceIPMismatch). Errors from the PolicyStore are returned unchanged.
 func (a *Authenticator) Authenticate(ctx context.Context, r *Request) (*Grant, error) {
 	if values := r.Header.Values("Authorization"); len(values) > 0 {
 		if len(values) > 1 {
 			return nil, malformedAuthorization()
 		}
-		return a.authenticateHeader(r, values[0])
+		return a.authenticateHeader(ctx, r, values[0])
 	}
 	if r.Query.Has("sig") {
 		return a.authenticateSAS(ctx, r)
 	}
-	return nil, anonymous(r.Header.Get("x-ms-version"))
+	version := r.Header.Get("x-ms-version")
+	switch r.Service {
+	case Blob:
+		return &Grant{account: r.Account, anonymous: true, version: version}, nil
+	case Queue:
+		if version >= noAuthenticationVersion {
+			return nil, noAuthenticationInformation()
+		}
+		return nil, azerr.New(azerr.AuthenticationFailed)
+	}
+	return nil, anonymous(version)
 }
 
 // authenticateHeader handles "Authorization: <scheme> <credentials>".
-func (a *Authenticator) authenticateHeader(r *Request, value string) (*Grant, error) {
+func (a *Authenticator) authenticateHeader(ctx context.Context, r *Request, value string) (*Grant, error) {
 	scheme, credentials, _ := strings.Cut(strings.TrimSpace(value), " ")
 	switch {
 	case strings.EqualFold(scheme, "SharedKey"):
@@ -134,9 +159,7 @@ func (a *Authenticator) authenticateHeader(r *Request, value string) (*Grant, er
 	case strings.EqualFold(scheme, "SharedKeyLite"):
 		return a.authenticateSharedKey(r, strings.TrimSpace(credentials), true)
 	case strings.EqualFold(scheme, "Bearer"):
-		// Entra ID tokens cannot be verified offline; until a switch enables Azurite-style
-		// unverified tokens (auth.md §9), answer as the real service does for a bad token.
-		return nil, bearerChallenge("Bearer tokens are not enabled on this server.")
+		return a.authenticateBearer(ctx, r, strings.TrimSpace(credentials))
 	default:
 		return nil, malformedAuthorization()
 	}
@@ -152,6 +175,26 @@ func anonymous(version string) *azerr.Error {
 		return bearerChallenge("")
 	}
 	return azerr.New(azerr.AuthenticationFailed)
+}
+
+// noAuthenticationVersion is the first x-ms-version for which the Blob and Queue services
+// answer a request they will not serve anonymously with 401 NoAuthenticationInformation and
+// the bearer challenge (blob.md §6.6, from the .NET SDK's tests: before it, Blob answered 404
+// ResourceNotFound and Queue, by analogy with Table, 403 AuthenticationFailed).
+const noAuthenticationVersion = "2019-12-12"
+
+// anonymousRefusal answers an anonymous Blob request that may not be served.
+func anonymousRefusal(version string) *azerr.Error {
+	if version >= noAuthenticationVersion {
+		return noAuthenticationInformation()
+	}
+	return azerr.New(azerr.ResourceNotFound)
+}
+
+func noAuthenticationInformation() *azerr.Error {
+	e := bearerChallenge("")
+	e.Code = azerr.NoAuthenticationInformation
+	return e
 }
 
 // challengeTenant fills authorization_uri in the bearer challenge. Azure names the account's

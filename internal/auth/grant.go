@@ -7,79 +7,85 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 )
 
-// Operation classifies a request for SAS permission checks. The zero value is no operation and
-// is refused to every SAS, so an unclassified request fails closed.
-type Operation int
+// Service names one Azure Storage service. The zero value is the Table service.
+type Service uint8
 
-// The operations of the Table service, in Azure's names. A point query is OpQueryEntities with
-// its key; a $batch is authorized once per sub-request with that sub-request's operation.
 const (
-	OpQueryTables Operation = iota + 1
-	OpCreateTable
-	OpDeleteTable
-	OpGetTableACL
-	OpSetTableACL
-	OpGetServiceProperties
-	OpSetServiceProperties
-	OpGetServiceStats
-	OpQueryEntities
-	OpInsertEntity
-	OpUpdateEntity
-	OpMergeEntity
-	OpInsertOrReplaceEntity
-	OpInsertOrMergeEntity
-	OpDeleteEntity
+	Table Service = iota
+	Blob
+	Queue
 )
 
-// rule is what a SAS needs for an operation (auth.md §5, "Required (resource type; permission)").
-type rule struct {
-	name string
-	// resourceType is the account SAS srt letter: 's' service, 'c' table-level, 'o' entity.
-	// Only 'o' operations are open to a table SAS.
-	resourceType byte
-	// permissions lists letter sets that must each meet sp: every set needs one of its letters.
-	// nil means no SAS may perform the operation.
-	permissions []string
-}
+// letter is the service's letter in an account SAS's ss field.
+func (s Service) letter() byte { return "tbq"[s] }
 
-var rules = [...]rule{
-	OpQueryTables:           {"Query Tables", 'c', []string{"l"}},
-	OpCreateTable:           {"Create Table", 'c', []string{"acw"}}, // docs: c or w; a is accepted as harmless
-	OpDeleteTable:           {"Delete Table", 'c', []string{"d"}},
-	OpGetTableACL:           {"Get Table ACL", 'c', nil}, // account key only
-	OpSetTableACL:           {"Set Table ACL", 'c', nil},
-	OpGetServiceProperties:  {"Get Table Service Properties", 's', []string{"r"}},
-	OpSetServiceProperties:  {"Set Table Service Properties", 's', []string{"w"}},
-	OpGetServiceStats:       {"Get Table Service Stats", 's', []string{"r"}},
-	OpQueryEntities:         {"Query Entities", 'o', []string{"r"}},
-	OpInsertEntity:          {"Insert Entity", 'o', []string{"a"}},
-	OpUpdateEntity:          {"Update Entity", 'o', []string{"u"}},
-	OpMergeEntity:           {"Merge Entity", 'o', []string{"u"}},
-	OpInsertOrReplaceEntity: {"Insert Or Replace Entity", 'o', []string{"a", "u"}},
-	OpInsertOrMergeEntity:   {"Insert Or Merge Entity", 'o', []string{"a", "u"}},
-	OpDeleteEntity:          {"Delete Entity", 'o', []string{"d"}},
-}
-
-func (op Operation) rule() (rule, bool) {
-	if op <= 0 || int(op) >= len(rules) {
-		return rule{}, false
+func (s Service) String() string {
+	switch s {
+	case Table:
+		return "table"
+	case Blob:
+		return "blob"
+	case Queue:
+		return "queue"
 	}
-	return rules[op], true
+	return fmt.Sprintf("Service(%d)", uint8(s))
 }
 
-// String returns the operation's name as the REST documentation spells it.
-func (op Operation) String() string {
-	if r, ok := op.rule(); ok {
-		return r.name
+// Operation is one REST operation as authorization sees it. Each service declares its
+// operations as package-level values (table_ops.go, blob_ops.go, queue_ops.go) and the HTTP
+// layer names the one it serves; identity is the pointer. A nil *Operation is refused to every
+// SAS, so an unclassified request fails closed.
+type Operation struct {
+	Name    string // as the REST reference spells it
+	Service Service
+	// ResourceType is the account SAS srt letter the operation needs: 's' service, 'c'
+	// container level (a table, container or queue), 'o' object (an entity, blob or message);
+	// 0 for an operation any resource type may perform.
+	ResourceType byte
+	// Permissions lists letter sets that must each meet an account SAS's sp: every set needs
+	// one of its letters. nil means no account SAS may perform the operation.
+	Permissions []string
+	// ServicePermissions is the same for a service SAS (table, container, blob or queue SAS).
+	// nil means no service SAS may perform the operation.
+	ServicePermissions []string
+	// Public says that anonymous requests may perform the operation on a container whose
+	// public access level is at least this ("blob" or "container"); "" means never.
+	Public string
+}
+
+func (op *Operation) String() string {
+	if op == nil {
+		return "no operation"
 	}
-	return fmt.Sprintf("Operation(%d)", int(op))
+	return op.Name
+}
+
+// Target is what an operation acts on, as far as authorization needs to know.
+type Target struct {
+	// Name is the table, container or queue; empty for service-level operations.
+	Name string
+	// Blob is the blob's name (Blob service), empty for container operations.
+	Blob string
+	// PartitionKey and RowKey address the entity (Table service), empty for queries.
+	PartitionKey, RowKey string
+	// PublicAccess is the container's public access level ("", "blob" or "container"), which
+	// the Blob HTTP layer looks up before authorizing an anonymous request.
+	PublicAccess string
 }
 
 // Grant is an authenticated principal: the holder of an account key, who may do everything in
-// that account, or a SAS, which may do what its fields allow. A nil *Grant allows nothing.
+// that account; a SAS, which may do what its fields allow; a bearer token, which may do what
+// its roles allow; or, on the Blob service, an anonymous caller, who may read what containers
+// make public. A nil *Grant allows nothing.
 type Grant struct {
 	account string
-	sas     *sasGrant // nil for the account key holder
+	sas     *sasGrant // nil for the account key holder and for anonymous callers
+	// anonymous is set for a request without credentials; version is its x-ms-version, which
+	// decides the refusal (401 or 404).
+	anonymous bool
+	version   string
+	// bearer is set for a verified bearer token.
+	bearer *bearerGrant
 }
 
 // sasGrant is what a verified SAS allows, after any stored policy has been applied.
@@ -87,9 +93,15 @@ type sasGrant struct {
 	accountSAS    bool
 	resourceTypes string // srt (account SAS)
 	permissions   string // sp, or the policy's permission
-	table         string // tn (table SAS)
-	// Key range of a table SAS; "" is absent. srk is set only with spk, erk only with epk.
-	spk, srk, epk, erk string
+	// resource checks that a service SAS covers the target; nil for an account SAS.
+	resource sasResource
+}
+
+// sasResource is the part of a service SAS that names what it covers: a table and key range,
+// a container or blob, or a queue.
+type sasResource interface {
+	// covers returns nil when the SAS's resource includes t for op, else the 403 to answer.
+	covers(op *Operation, t Target) error
 }
 
 // Account returns the name of the account the grant is for.
@@ -100,88 +112,78 @@ func (g *Grant) Account() string {
 	return g.account
 }
 
-// Authorize checks that the grant allows op on table (empty for service and table-list
-// operations) and, for a table SAS with a key range, on the entity (pk, rk). Insert, update,
-// merge, upsert and delete always carry their key. OpQueryEntities is checked against the range
-// only when pk or rk is non-empty (a point query); a query is left to the caller, who returns
-// only the entities InKeyRange accepts.
+// Anonymous reports whether the request carried no credentials (Blob service only: the other
+// services refuse such requests in Authenticate).
+func (g *Grant) Anonymous() bool { return g != nil && g.anonymous }
+
+// Authorize checks that the grant allows op on t.
 //
-// Errors, all 403: AuthorizationResourceTypeMismatch when an account SAS's srt lacks the
-// operation's type or a table SAS is used for anything but entities;
+// Errors, all 403 unless noted: AuthorizationResourceTypeMismatch when an account SAS's srt
+// lacks the operation's type or a service SAS is used for an operation outside its reach;
 // AuthorizationPermissionMismatch when sp lacks a needed letter or the operation is never open
-// to a SAS (table ACLs); AuthenticationFailed when a table SAS is used on another table than tn;
-// AuthorizationFailure for an entity outside the key range (as recorded from the real service).
-func (g *Grant) Authorize(op Operation, table, pk, rk string) error {
+// to a SAS (ACLs); AuthenticationFailed when a service SAS is used on another resource than
+// the one it signs; AuthorizationFailure for an entity outside a table SAS's key range (as
+// recorded from the real service). An anonymous request not allowed by t.PublicAccess gets
+// 401 NoAuthenticationInformation with the bearer challenge (x-ms-version ≥ 2019-12-12) or
+// 404 ResourceNotFound (older versions: the service hides what exists).
+func (g *Grant) Authorize(op *Operation, t Target) error {
 	if g == nil {
 		return azerr.New(azerr.AuthenticationFailed)
+	}
+	if g.anonymous {
+		if op != nil && publicAllows(t.PublicAccess, op.Public) {
+			return nil
+		}
+		return anonymousRefusal(g.version)
+	}
+	if g.bearer != nil {
+		return g.bearer.allows(op)
 	}
 	s := g.sas
 	if s == nil {
 		return nil
 	}
-	r, ok := op.rule()
-	if !ok {
+	if op == nil {
 		return azerr.New(azerr.AuthorizationFailure)
 	}
 	if s.accountSAS {
-		if strings.IndexByte(s.resourceTypes, r.resourceType) < 0 {
+		if op.ResourceType != 0 && strings.IndexByte(s.resourceTypes, op.ResourceType) < 0 {
 			return azerr.New(azerr.AuthorizationResourceTypeMismatch)
 		}
-		return s.checkPermissions(r)
+		return checkPermissions(op.Permissions, s.permissions)
 	}
-	if r.resourceType != 'o' {
-		if r.permissions == nil {
+	if op.ServicePermissions == nil {
+		if op.Permissions == nil {
 			return azerr.New(azerr.AuthorizationPermissionMismatch)
 		}
 		return azerr.New(azerr.AuthorizationResourceTypeMismatch)
 	}
-	// The signature covers /table/{account}/{tn}; for any other table it proves nothing.
-	if !strings.EqualFold(table, s.table) {
-		return authenticationFailed(fmt.Sprintf("The SAS is for table %q, not %q.", s.table, table))
-	}
-	if err := s.checkPermissions(r); err != nil {
+	if err := s.resource.covers(op, t); err != nil {
 		return err
 	}
-	if op == OpQueryEntities && pk == "" && rk == "" {
-		return nil
-	}
-	if !g.InKeyRange(pk, rk) {
-		return azerr.New(azerr.AuthorizationFailure)
-	}
-	return nil
+	return checkPermissions(op.ServicePermissions, s.permissions)
 }
 
-func (s *sasGrant) checkPermissions(r rule) error {
-	if r.permissions == nil {
+// publicAllows reports whether a container at access level may serve an operation that needs
+// level need: "container" access includes everything "blob" access allows.
+func publicAllows(level, need string) bool {
+	switch need {
+	case "blob":
+		return level == "blob" || level == "container"
+	case "container":
+		return level == "container"
+	}
+	return false
+}
+
+func checkPermissions(sets []string, granted string) error {
+	if sets == nil {
 		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
-	for _, anyOf := range r.permissions {
-		if !strings.ContainsAny(s.permissions, anyOf) {
+	for _, anyOf := range sets {
+		if !strings.ContainsAny(granted, anyOf) {
 			return azerr.New(azerr.AuthorizationPermissionMismatch)
 		}
 	}
 	return nil
-}
-
-// KeyRange returns the key range a table SAS is limited to, ok=false when unrestricted. An
-// empty string is an absent bound; srk is empty whenever spk is, and erk whenever epk is.
-func (g *Grant) KeyRange() (spk, srk, epk, erk string, ok bool) {
-	if g == nil || g.sas == nil {
-		return "", "", "", "", false
-	}
-	s := g.sas
-	return s.spk, s.srk, s.epk, s.erk, s.spk != "" || s.epk != ""
-}
-
-// InKeyRange reports whether the entity (pk, rk) is inside the grant's key range, comparing
-// ordinally: after (spk, srk) and up to (epk, erk), both ends inclusive. It is true when the
-// grant has no range.
-func (g *Grant) InKeyRange(pk, rk string) bool {
-	spk, srk, epk, erk, ok := g.KeyRange()
-	if !ok {
-		return true
-	}
-	afterStart := spk == "" || pk > spk || pk == spk && (srk == "" || rk >= srk)
-	beforeEnd := epk == "" || pk < epk || pk == epk && (erk == "" || rk <= erk)
-	return afterStart && beforeEnd
 }

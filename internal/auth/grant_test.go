@@ -13,7 +13,7 @@ import (
 // the srt letter, and the sp letters any one of which allows the operation ("" = none does).
 // Upserts need a and u together, so no single letter allows them.
 var specTable = []struct {
-	op      Operation
+	op      *Operation
 	srt     byte
 	letters string
 }{
@@ -60,7 +60,7 @@ func TestAuthorizeAccountSASPermissionLetters(t *testing.T) {
 		for _, letter := range "rwdlacup" {
 			t.Run(fmt.Sprintf("%v/sp=%c", row.op, letter), func(t *testing.T) {
 				g := grantFor(t, map[string]string{"srt": "sco", "sp": string(letter)}, false)
-				err := g.Authorize(row.op, "mytable", "pk", "rk")
+				err := g.Authorize(row.op, Target{Name: "mytable", PartitionKey: "pk", RowKey: "rk"})
 				if strings.ContainsRune(row.letters, letter) {
 					if err != nil {
 						t.Fatalf("got %v, want allowed", err)
@@ -81,17 +81,17 @@ func TestAuthorizeUpsertsNeedAddAndUpdate(t *testing.T) {
 		{false, []string{"au", "ua", "rwdlacu"}, []string{"a", "u", "rwdl", "cw"}},
 		{true, []string{"au", "ua", "raud"}, []string{"a", "u", "rd"}},
 	} {
-		for _, op := range []Operation{OpInsertOrReplaceEntity, OpInsertOrMergeEntity} {
+		for _, op := range []*Operation{OpInsertOrReplaceEntity, OpInsertOrMergeEntity} {
 			for _, sp := range tc.allowed {
 				t.Run(fmt.Sprintf("table=%v/%v/sp=%s", tc.table, op, sp), func(t *testing.T) {
-					if err := grantFor(t, map[string]string{"sp": sp}, tc.table).Authorize(op, "mytable", "pk", "rk"); err != nil {
+					if err := grantFor(t, map[string]string{"sp": sp}, tc.table).Authorize(op, Target{Name: "mytable", PartitionKey: "pk", RowKey: "rk"}); err != nil {
 						t.Fatalf("got %v, want allowed", err)
 					}
 				})
 			}
 			for _, sp := range tc.refused {
 				t.Run(fmt.Sprintf("table=%v/%v/sp=%s", tc.table, op, sp), func(t *testing.T) {
-					err := grantFor(t, map[string]string{"sp": sp}, tc.table).Authorize(op, "mytable", "pk", "rk")
+					err := grantFor(t, map[string]string{"sp": sp}, tc.table).Authorize(op, Target{Name: "mytable", PartitionKey: "pk", RowKey: "rk"})
 					wantError(t, err, 403, azerr.AuthorizationPermissionMismatch)
 				})
 			}
@@ -104,7 +104,7 @@ func TestAuthorizeAccountSASResourceTypes(t *testing.T) {
 		for _, srt := range "sco" {
 			t.Run(fmt.Sprintf("%v/srt=%c", row.op, srt), func(t *testing.T) {
 				g := grantFor(t, map[string]string{"srt": string(srt), "sp": "rwdlacu"}, false)
-				err := g.Authorize(row.op, "mytable", "pk", "rk")
+				err := g.Authorize(row.op, Target{Name: "mytable", PartitionKey: "pk", RowKey: "rk"})
 				switch {
 				case byte(srt) != row.srt:
 					wantError(t, err, 403, azerr.AuthorizationResourceTypeMismatch)
@@ -123,7 +123,7 @@ func TestAuthorizeTableSASPermissionLetters(t *testing.T) {
 		for _, letter := range "raud" {
 			t.Run(fmt.Sprintf("%v/sp=%c", row.op, letter), func(t *testing.T) {
 				g := grantFor(t, map[string]string{"sp": string(letter)}, true)
-				err := g.Authorize(row.op, "mytable", "pk", "rk")
+				err := g.Authorize(row.op, Target{Name: "mytable", PartitionKey: "pk", RowKey: "rk"})
 				switch {
 				case row.op == OpGetTableACL || row.op == OpSetTableACL:
 					wantError(t, err, 403, azerr.AuthorizationPermissionMismatch)
@@ -145,24 +145,24 @@ func TestAuthorizeTableSASPermissionLetters(t *testing.T) {
 func TestAuthorizeTableSASOnlyOnItsTable(t *testing.T) {
 	g := grantFor(t, map[string]string{"tn": "MyTable"}, true)
 	for _, table := range []string{"mytable", "MYTABLE", "MyTable"} {
-		if err := g.Authorize(OpQueryEntities, table, "", ""); err != nil {
+		if err := g.Authorize(OpQueryEntities, Target{Name: table, PartitionKey: "", RowKey: ""}); err != nil {
 			t.Errorf("Authorize on %q: %v", table, err)
 		}
 	}
-	wantError(t, g.Authorize(OpQueryEntities, "othertable", "", ""), 403, azerr.AuthenticationFailed)
-	wantError(t, g.Authorize(OpInsertEntity, "mytable2", "p", "r"), 403, azerr.AuthenticationFailed)
+	wantError(t, g.Authorize(OpQueryEntities, Target{Name: "othertable", PartitionKey: "", RowKey: ""}), 403, azerr.AuthenticationFailed)
+	wantError(t, g.Authorize(OpInsertEntity, Target{Name: "mytable2", PartitionKey: "p", RowKey: "r"}), 403, azerr.AuthenticationFailed)
 }
 
 func TestAuthorizeUnclassifiedOperation(t *testing.T) {
-	for _, op := range []Operation{0, -1, OpDeleteEntity + 1} {
-		g := grantFor(t, nil, false)
-		wantError(t, g.Authorize(op, "mytable", "", ""), 403, azerr.AuthorizationFailure)
-		if s := op.String(); !strings.HasPrefix(s, "Operation(") {
-			t.Errorf("String() = %q", s)
-		}
+	for _, table := range []bool{false, true} {
+		g := grantFor(t, nil, table)
+		wantError(t, g.Authorize(nil, Target{Name: "mytable"}), 403, azerr.AuthorizationFailure)
+	}
+	if s := (*Operation)(nil).String(); s != "no operation" {
+		t.Errorf("String() = %q", s)
 	}
 	var none *Grant
-	wantError(t, none.Authorize(OpQueryTables, "", "", ""), 403, azerr.AuthenticationFailed)
+	wantError(t, none.Authorize(OpQueryTables, Target{Name: "", PartitionKey: "", RowKey: ""}), 403, azerr.AuthenticationFailed)
 	if _, _, _, _, ok := none.KeyRange(); ok || none.Account() != "" {
 		t.Errorf("nil grant has a key range or an account")
 	}
@@ -210,7 +210,7 @@ func TestInKeyRange(t *testing.T) {
 				if !g.InKeyRange(k.pk, k.rk) {
 					t.Errorf("(%q, %q) is outside, want inside", k.pk, k.rk)
 				}
-				if err := g.Authorize(OpInsertEntity, "mytable", k.pk, k.rk); err != nil {
+				if err := g.Authorize(OpInsertEntity, Target{Name: "mytable", PartitionKey: k.pk, RowKey: k.rk}); err != nil {
 					t.Errorf("insert (%q, %q): %v", k.pk, k.rk, err)
 				}
 			}
@@ -219,7 +219,7 @@ func TestInKeyRange(t *testing.T) {
 					t.Errorf("(%q, %q) is inside, want outside", k.pk, k.rk)
 				}
 				// The real service answers AuthorizationFailure (test_sas_add_outside_range recording).
-				wantError(t, g.Authorize(OpInsertEntity, "mytable", k.pk, k.rk), 403, azerr.AuthorizationFailure)
+				wantError(t, g.Authorize(OpInsertEntity, Target{Name: "mytable", PartitionKey: k.pk, RowKey: k.rk}), 403, azerr.AuthorizationFailure)
 			}
 		})
 	}
@@ -228,20 +228,20 @@ func TestInKeyRange(t *testing.T) {
 func TestKeyRangeApplication(t *testing.T) {
 	g := grantFor(t, map[string]string{"spk": "p1", "epk": "p1"}, true)
 	t.Run("query is left to the caller", func(t *testing.T) {
-		if err := g.Authorize(OpQueryEntities, "mytable", "", ""); err != nil {
+		if err := g.Authorize(OpQueryEntities, Target{Name: "mytable", PartitionKey: "", RowKey: ""}); err != nil {
 			t.Fatalf("Authorize: %v", err)
 		}
 	})
 	t.Run("point query outside", func(t *testing.T) {
-		wantError(t, g.Authorize(OpQueryEntities, "mytable", "p2", "r"), 403, azerr.AuthorizationFailure)
+		wantError(t, g.Authorize(OpQueryEntities, Target{Name: "mytable", PartitionKey: "p2", RowKey: "r"}), 403, azerr.AuthorizationFailure)
 	})
-	for _, op := range []Operation{OpInsertEntity, OpUpdateEntity, OpMergeEntity, OpInsertOrReplaceEntity, OpInsertOrMergeEntity, OpDeleteEntity} {
+	for _, op := range []*Operation{OpInsertEntity, OpUpdateEntity, OpMergeEntity, OpInsertOrReplaceEntity, OpInsertOrMergeEntity, OpDeleteEntity} {
 		t.Run(op.String()+" outside", func(t *testing.T) {
-			wantError(t, g.Authorize(op, "mytable", "p2", "r"), 403, azerr.AuthorizationFailure)
+			wantError(t, g.Authorize(op, Target{Name: "mytable", PartitionKey: "p2", RowKey: "r"}), 403, azerr.AuthorizationFailure)
 		})
 		t.Run(op.String()+" with the empty key", func(t *testing.T) {
 			// Empty keys are legal entity keys, and ("", "") is outside p1..p1.
-			wantError(t, g.Authorize(op, "mytable", "", ""), 403, azerr.AuthorizationFailure)
+			wantError(t, g.Authorize(op, Target{Name: "mytable", PartitionKey: "", RowKey: ""}), 403, azerr.AuthorizationFailure)
 		})
 	}
 	t.Run("row key without partition key bounds nothing", func(t *testing.T) {

@@ -6,53 +6,72 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 )
 
-// AccessPolicy is a stored access policy: a signed identifier set on a table with Set Table ACL.
-// A zero Start or Expiry, or an empty Permission, means the policy leaves that field to the SAS.
-type AccessPolicy struct {
-	ID         string
-	Start      time.Time
-	Expiry     time.Time
-	Permission string
-}
-
-// PolicyStore looks up the stored access policies a table SAS names with si=.
+// PolicyStore looks up the stored access policies a service SAS names with si=: a table's, a
+// container's or a queue's, depending on the service it is attached to.
 type PolicyStore interface {
-	// Policy returns policy id of table in account. table is the name as the SAS spells it (tn);
-	// table names compare case-insensitively. A missing table or id MUST be found=false with a
-	// nil error; a non-nil error means the lookup itself failed and is returned to the client
-	// unchanged (an *azerr.Error keeps its code, anything else becomes 500 InternalError).
-	Policy(ctx context.Context, account, table, id string) (policy AccessPolicy, found bool, err error)
+	// Policy returns policy id of resource (a table, container or queue) in account. resource
+	// is the name as the SAS spells it (tn) or as the URL does; table names compare
+	// case-insensitively. A missing resource or id MUST be found=false with a nil error; a
+	// non-nil error means the lookup itself failed and is returned to the client unchanged (an
+	// *azerr.Error keeps its code, anything else becomes 500 InternalError).
+	Policy(ctx context.Context, account, resource, id string) (policy AccessPolicy, found bool, err error)
 }
 
-// Versions at which the SAS string-to-sign layouts change (auth.md §5–6).
+// Versions at which the SAS string-to-sign layouts change (auth.md §5–6, blob.md §6.3, queue.md §2.4).
 const (
 	minTableSASVersion   = "2013-08-15" // first layout with the /table/ resource prefix
-	tableSASSipVersion   = "2015-04-05" // table SAS signs sip and spr from here on
+	serviceSASSipVersion = "2015-04-05" // service SAS signs sip and spr from here on
 	minAccountSASVersion = "2015-04-05" // account SAS exists from here on
 	accountSASSesVersion = "2020-12-06" // account SAS signs ses from here on
+	blobSASSrVersion     = "2018-11-09" // blob SAS signs sr and the snapshot time from here on
+	blobSASSesVersion    = "2020-12-06" // blob SAS signs ses from here on
 )
+
+// sasFields are the query parameters a SAS is made of. Each may appear at most once: a SAS
+// that repeats one is refused rather than read by its first value, since the signature was
+// computed over one value and a proxy or client may have added the other.
+var sasFields = []string{"sv", "sp", "st", "se", "sip", "spr", "sig", "ss", "srt", "ses", "tn", "si",
+	"spk", "srk", "epk", "erk", "sr", "snapshot", "rscc", "rscd", "rsce", "rscl", "rsct"}
 
 // sasToken is a SAS as found in the query string. Field values are URL-decoded and "" when
 // absent: the string-to-sign cannot tell absent from empty, so neither can anything else.
 type sasToken struct {
-	account bool // account SAS (ss or srt present); otherwise a table SAS
+	service Service
+	account bool // account SAS (ss or srt present); otherwise a service SAS
 
-	sv, sp, st, se, sip, spr, sig string
-	ss, srt, ses                  string // account SAS only
-	tn, si, spk, srk, epk, erk    string // table SAS only
+	sv, sp, st, se, sip, spr, sig, si string
+	ss, srt, ses                      string // account SAS, and ses for a blob SAS
+	tn, spk, srk, epk, erk            string // table SAS only
+	// Blob SAS only: the signed resource, the signed snapshot time (sr=bs/bv) and the
+	// response header overrides.
+	sr, snapshot                 string
+	rscc, rscd, rsce, rscl, rsct string
+	// container, blob and queue are what a blob or queue SAS signs, from the request's path.
+	container, blob, queue string
+	// delegation is set for a user delegation SAS (a blob SAS signed with a user delegation
+	// key rather than the account key).
+	delegation *delegation
 }
 
-// parseSAS extracts a SAS from the query and checks it is complete for its kind and version.
-// Failures are 403 AuthenticationFailed with Azure-style details; this is where the real service
-// reports malformed SAS fields too.
-func parseSAS(q url.Values) (*sasToken, error) {
+// parseSAS extracts a SAS from the query of a request to service, whose resource path (after
+// the account, percent-decoded) is path, and checks it is complete for its kind and version.
+// Failures are 403 AuthenticationFailed with Azure-style details; this is where the real
+// service reports malformed SAS fields too.
+func parseSAS(q url.Values, service Service, path string) (*sasToken, error) {
+	for _, name := range concat(sasFields, delegationFields) {
+		if len(q[name]) > 1 {
+			return nil, authenticationFailed(fmt.Sprintf("The SAS field %s is given %d times; each field may appear once.", name, len(q[name])))
+		}
+	}
 	t := &sasToken{
+		service: service,
 		account: q.Has("ss") || q.Has("srt"),
 		sv:      q.Get("sv"),
 		sp:      q.Get("sp"),
@@ -67,12 +86,20 @@ func parseSAS(q url.Values) (*sasToken, error) {
 		ss:  q.Get("ss"),
 		srt: q.Get("srt"),
 		ses: q.Get("ses"),
-		tn:  q.Get("tn"),
 		si:  q.Get("si"),
+		tn:  q.Get("tn"),
 		spk: q.Get("spk"),
 		srk: q.Get("srk"),
 		epk: q.Get("epk"),
 		erk: q.Get("erk"),
+		sr:  q.Get("sr"),
+		// The signed snapshot time of sr=bs is the snapshot the request reads.
+		snapshot: q.Get("snapshot"),
+		rscc:     q.Get("rscc"),
+		rscd:     q.Get("rscd"),
+		rsce:     q.Get("rsce"),
+		rscl:     q.Get("rscl"),
+		rsct:     q.Get("rsct"),
 	}
 	if t.sv == "" {
 		return nil, authenticationFailed("sv is mandatory. Cannot be empty")
@@ -92,10 +119,41 @@ func parseSAS(q url.Values) (*sasToken, error) {
 		return t, nil
 	}
 	if t.sv < minTableSASVersion {
-		return nil, authenticationFailed(fmt.Sprintf("A table SAS needs sv %s or later; got %s.", minTableSASVersion, t.sv))
+		return nil, authenticationFailed(fmt.Sprintf("A service SAS needs sv %s or later; got %s.", minTableSASVersion, t.sv))
 	}
-	if t.tn == "" {
-		return nil, authenticationFailed("tn is mandatory. Cannot be empty")
+	first, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	switch service {
+	case Table:
+		if t.tn == "" {
+			return nil, authenticationFailed("tn is mandatory. Cannot be empty")
+		}
+	case Blob:
+		switch t.sr {
+		case "c":
+		case "b", "bs", "bv":
+			if rest == "" {
+				return nil, authenticationFailed(fmt.Sprintf("A SAS with sr=%s signs a blob, but the request addresses container %q.", t.sr, first))
+			}
+			t.blob = rest
+		case "":
+			return nil, authenticationFailed("sr is mandatory. Cannot be empty")
+		default:
+			return nil, authenticationFailed(fmt.Sprintf("sr %q is not c, b, bs or bv.", t.sr))
+		}
+		if first == "" {
+			return nil, authenticationFailed("A blob service SAS signs a container or blob, but the request addresses the service.")
+		}
+		t.container = first
+		if q.Has("skoid") {
+			if err := parseDelegation(t, q.Get); err != nil {
+				return nil, err
+			}
+		}
+	case Queue:
+		if first == "" {
+			return nil, authenticationFailed("A queue service SAS signs a queue, but the request addresses the service.")
+		}
+		t.queue = first
 	}
 	// With si the policy may supply sp and se; whether the pair ends up complete is checked
 	// once the policy is known.
@@ -126,38 +184,113 @@ func isVersion(v string) bool {
 	return true
 }
 
-// stringToSign is the string the client signed, for the account named account (auth.md §5–6).
-func (t *sasToken) stringToSign(account string) string {
+// policyResource is the table, container or queue whose stored policies si names.
+func (t *sasToken) policyResource() string {
+	switch t.service {
+	case Blob:
+		return t.container
+	case Queue:
+		return t.queue
+	}
+	return t.tn
+}
+
+// stringsToSign are the strings the client may have signed, for the account named account,
+// most likely first (auth.md §5–6, blob.md §6.3, queue.md §2.4). There is more than one only
+// for a blob SAS: Go's azblob signs the newest layout whatever sv it is given.
+func (t *sasToken) stringsToSign(account string) []string {
 	if t.account {
 		// Every field is followed by "\n", the last one included.
 		fields := []string{account, t.sp, t.ss, t.srt, t.st, t.se, t.sip, t.spr, t.sv}
 		if t.sv >= accountSASSesVersion {
 			fields = append(fields, t.ses)
 		}
-		return strings.Join(fields, "\n") + "\n"
+		return []string{strings.Join(fields, "\n") + "\n"}
+	}
+	switch t.service {
+	case Blob:
+		resource := "/blob/" + account + "/" + t.container
+		if t.sr != "c" {
+			resource += "/" + t.blob
+		}
+		signedSnapshot := ""
+		if t.sr == "bs" || t.sr == "bv" {
+			signedSnapshot = t.snapshot
+		}
+		if t.delegation != nil {
+			return t.delegationStringsToSign(resource, signedSnapshot)
+		}
+		head := []string{t.sp, t.st, t.se, resource, t.si, t.sip, t.spr, t.sv}
+		overrides := []string{t.rscc, t.rscd, t.rsce, t.rscl, t.rsct}
+		newest := strings.Join(slices.Concat(head, []string{t.sr, signedSnapshot, t.ses}, overrides), "\n")
+		switch {
+		case t.sv >= blobSASSesVersion:
+			return []string{newest}
+		case t.sv >= blobSASSrVersion:
+			return []string{strings.Join(slices.Concat(head, []string{t.sr, signedSnapshot}, overrides), "\n"), newest}
+		}
+		return []string{strings.Join(slices.Concat(head, overrides), "\n"), newest}
+	case Queue:
+		resource := "/queue/" + account + "/" + t.queue
+		if t.sv < serviceSASSipVersion {
+			return []string{strings.Join([]string{t.sp, t.st, t.se, resource, t.si, t.sv}, "\n")}
+		}
+		return []string{strings.Join([]string{t.sp, t.st, t.se, resource, t.si, t.sip, t.spr, t.sv}, "\n")}
 	}
 	resource := "/table/" + account + "/" + strings.ToLower(t.tn)
-	if t.sv < tableSASSipVersion {
-		return strings.Join([]string{t.sp, t.st, t.se, resource, t.si, t.sv, t.spk, t.srk, t.epk, t.erk}, "\n")
+	if t.sv < serviceSASSipVersion {
+		return []string{strings.Join([]string{t.sp, t.st, t.se, resource, t.si, t.sv, t.spk, t.srk, t.epk, t.erk}, "\n")}
 	}
-	return strings.Join([]string{t.sp, t.st, t.se, resource, t.si, t.sip, t.spr, t.sv, t.spk, t.srk, t.epk, t.erk}, "\n")
+	return []string{strings.Join([]string{t.sp, t.st, t.se, resource, t.si, t.sip, t.spr, t.sv, t.spk, t.srk, t.epk, t.erk}, "\n")}
 }
 
-// authenticateSAS verifies an account SAS or a table SAS (auth.md §5–6).
+// resource returns what a verified service SAS covers.
+func (t *sasToken) resource() sasResource {
+	switch t.service {
+	case Blob:
+		return &blobSAS{signedResource: t.sr, container: t.container, blob: t.blob, snapshot: t.snapshot}
+	case Queue:
+		return &queueSAS{queue: t.queue}
+	}
+	s := &tableSAS{table: t.tn}
+	// srk without spk (or erk without epk) bounds nothing: the range rule only reads a row key
+	// next to its partition key.
+	if t.spk != "" {
+		s.spk, s.srk = t.spk, t.srk
+	}
+	if t.epk != "" {
+		s.epk, s.erk = t.epk, t.erk
+	}
+	return s
+}
+
+// authenticateSAS verifies an account SAS or a service SAS (auth.md §5–6, blob.md §6.2–6.3,
+// queue.md §2.3–2.4).
 func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant, error) {
 	acct, ok := a.hosted(r.Account)
 	if !ok {
 		return nil, authenticationFailed(fmt.Sprintf("The account %q is not hosted by this server.", r.Account))
 	}
-	t, err := parseSAS(r.Query)
+	t, err := parseSAS(r.Query, r.Service, r.Path)
 	if err != nil {
 		return nil, err
 	}
-	stringToSign := t.stringToSign(acct.Name)
 	var sigBuf [64]byte
 	sig := decodeSignature(sigBuf[:0], t.sig) // not base64: cannot match
-	if !signedByAnyKey(acct.macs, stringToSign, sig) {
-		return nil, authenticationFailed("Signature did not match. String to sign used was " + stringToSign)
+	candidates := t.stringsToSign(acct.Name)
+	keys := acct.macs
+	if t.delegation != nil {
+		keys = []*keyMAC{newKeyMAC(delegationKey(acct.Keys[0], t.delegation.key))}
+	}
+	verified := false
+	for _, stringToSign := range candidates {
+		if signedByAnyKey(keys, stringToSign, sig) {
+			verified = true
+			break
+		}
+	}
+	if !verified {
+		return nil, authenticationFailed("Signature did not match. String to sign used was " + candidates[0])
 	}
 
 	var start, expiry time.Time
@@ -175,7 +308,7 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 	if t.si != "" {
 		// The signature is checked first so that unauthenticated callers cannot make the
 		// server look policies up.
-		p, err := a.policy(ctx, acct.Name, t.tn, t.si)
+		p, err := a.policy(ctx, r.Service, acct.Name, t.policyResource(), t.si)
 		if err != nil {
 			return nil, err
 		}
@@ -201,6 +334,11 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 	}
 
 	now := a.now()
+	if t.delegation != nil {
+		if err := a.checkDelegationKey(t, now); err != nil {
+			return nil, err
+		}
+	}
 	if !start.IsZero() && now.Before(start) || now.After(expiry) {
 		startText := ""
 		if !start.IsZero() {
@@ -210,13 +348,13 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 			startText, formatTime(expiry), formatTime(now)))
 	}
 
-	if t.account && !strings.Contains(t.ss, "t") {
+	if t.account && strings.IndexByte(t.ss, r.Service.letter()) < 0 {
 		return nil, azerr.New(azerr.AuthorizationServiceMismatch)
 	}
 	switch t.spr {
 	case "", "https,http", "http,https":
 	case "https":
-		if !r.Secure {
+		if !r.Secure && r.TLSOffered {
 			return nil, azerr.New(azerr.AuthorizationProtocolMismatch)
 		}
 	default:
@@ -244,28 +382,21 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 		g.sas.resourceTypes = t.srt
 		return g, nil
 	}
-	g.sas.table = t.tn
-	// srk without spk (or erk without epk) bounds nothing: the range rule only reads a row key
-	// next to its partition key.
-	if t.spk != "" {
-		g.sas.spk, g.sas.srk = t.spk, t.srk
-	}
-	if t.epk != "" {
-		g.sas.epk, g.sas.erk = t.epk, t.erk
-	}
+	g.sas.resource = t.resource()
 	return g, nil
 }
 
-func (a *Authenticator) policy(ctx context.Context, account, table, id string) (AccessPolicy, error) {
-	if a.policies == nil {
-		return AccessPolicy{}, authenticationFailed(fmt.Sprintf("Stored access policy %q cannot be looked up: this server has no policy store.", id))
+func (a *Authenticator) policy(ctx context.Context, service Service, account, resource, id string) (AccessPolicy, error) {
+	store := a.policies[service]
+	if store == nil {
+		return AccessPolicy{}, authenticationFailed(fmt.Sprintf("Stored access policy %q cannot be looked up: this server keeps no %s policies.", id, service))
 	}
-	p, found, err := a.policies.Policy(ctx, account, table, id)
+	p, found, err := store.Policy(ctx, account, resource, id)
 	if err != nil {
 		return AccessPolicy{}, err
 	}
 	if !found {
-		return AccessPolicy{}, authenticationFailed(fmt.Sprintf("Stored access policy %q does not exist on table %q.", id, table))
+		return AccessPolicy{}, authenticationFailed(fmt.Sprintf("Stored access policy %q does not exist on %s %q.", id, service, resource))
 	}
 	return p, nil
 }

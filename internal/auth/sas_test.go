@@ -141,7 +141,7 @@ func TestSASRejections(t *testing.T) {
 				q.Set("spr", "https")
 				return signAccountSAS(q, "devstoreaccount1", devKey())
 			},
-			change: func(r *Request) { r.Secure = false },
+			change: func(r *Request) { r.Secure, r.TLSOffered = false, true },
 			status: 403, code: azerr.AuthorizationProtocolMismatch},
 		{name: "spr http alone is not permitted",
 			query: func() url.Values {
@@ -276,7 +276,7 @@ func TestSASAcceptances(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Authenticate: %v", err)
 			}
-			if err := g.Authorize(OpQueryEntities, "MYTABLE", "", ""); err != nil {
+			if err := g.Authorize(OpQueryEntities, Target{Name: "MYTABLE", PartitionKey: "", RowKey: ""}); err != nil {
 				t.Fatalf("Authorize(Query Entities on MYTABLE): %v", err)
 			}
 		})
@@ -321,24 +321,24 @@ func TestSASWithStoredPolicy(t *testing.T) {
 
 	t.Run("policy supplies everything", func(t *testing.T) {
 		a := newAuthenticator(sasTime)
-		a.SetPolicyStore(store)
+		a.SetPolicyStore(Table, store)
 		g, err := authenticateSAS(t, a, withPolicy("full"), nil)
 		if err != nil {
 			t.Fatalf("Authenticate: %v", err)
 		}
-		if err := g.Authorize(OpQueryEntities, "mytable", "", ""); err != nil {
+		if err := g.Authorize(OpQueryEntities, Target{Name: "mytable", PartitionKey: "", RowKey: ""}); err != nil {
 			t.Errorf("read allowed by the policy: %v", err)
 		}
-		wantError(t, g.Authorize(OpInsertEntity, "mytable", "p", "r"), 403, azerr.AuthorizationPermissionMismatch)
+		wantError(t, g.Authorize(OpInsertEntity, Target{Name: "mytable", PartitionKey: "p", RowKey: "r"}), 403, azerr.AuthorizationPermissionMismatch)
 	})
 	t.Run("URL supplies sp, policy supplies se", func(t *testing.T) {
 		a := newAuthenticator(sasTime)
-		a.SetPolicyStore(store)
+		a.SetPolicyStore(Table, store)
 		g, err := authenticateSAS(t, a, withPolicy("expiry", "sp", "a"), nil)
 		if err != nil {
 			t.Fatalf("Authenticate: %v", err)
 		}
-		if err := g.Authorize(OpInsertEntity, "mytable", "p", "r"); err != nil {
+		if err := g.Authorize(OpInsertEntity, Target{Name: "mytable", PartitionKey: "p", RowKey: "r"}); err != nil {
 			t.Errorf("insert allowed by sp: %v", err)
 		}
 	})
@@ -358,7 +358,7 @@ func TestSASWithStoredPolicy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAuthenticator(sasTime)
-			a.SetPolicyStore(tc.store)
+			a.SetPolicyStore(Table, tc.store)
 			_, err := authenticateSAS(t, a, tc.query, nil)
 			wantError(t, err, 403, azerr.AuthenticationFailed)
 		})
@@ -366,7 +366,7 @@ func TestSASWithStoredPolicy(t *testing.T) {
 	t.Run("store failure is returned unchanged", func(t *testing.T) {
 		boom := errors.New("disk on fire")
 		a := newAuthenticator(sasTime)
-		a.SetPolicyStore(&policyMap{err: boom})
+		a.SetPolicyStore(Table, &policyMap{err: boom})
 		_, err := authenticateSAS(t, a, withPolicy("full"), nil)
 		if !errors.Is(err, boom) {
 			t.Fatalf("got %v, want the store's error", err)
@@ -374,7 +374,7 @@ func TestSASWithStoredPolicy(t *testing.T) {
 	})
 	t.Run("the store is not consulted before the signature verifies", func(t *testing.T) {
 		a := newAuthenticator(sasTime)
-		a.SetPolicyStore(&policyMap{err: errors.New("must not be called")})
+		a.SetPolicyStore(Table, &policyMap{err: errors.New("must not be called")})
 		q := withPolicy("full")
 		q.Set("sig", hmacBase64([]byte("wrong"), "x"))
 		_, err := authenticateSAS(t, a, q, nil)
@@ -383,7 +383,7 @@ func TestSASWithStoredPolicy(t *testing.T) {
 	t.Run("deleting the policy revokes the SAS", func(t *testing.T) {
 		revocable := &policyMap{policies: map[[2]string]AccessPolicy{{"mytable", "full"}: full}}
 		a := newAuthenticator(sasTime)
-		a.SetPolicyStore(revocable)
+		a.SetPolicyStore(Table, revocable)
 		q := withPolicy("full")
 		if _, err := authenticateSAS(t, a, q, nil); err != nil {
 			t.Fatalf("before revocation: %v", err)

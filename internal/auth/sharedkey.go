@@ -96,9 +96,10 @@ func (a *Authenticator) authenticateSharedKey(r *Request, credentials string, li
 		return nil, authenticationFailed(fmt.Sprintf("The Authorization header is for account %q but the request addresses account %q.", name, r.Account))
 	}
 
-	// Both Table schemes sign x-ms-date when present and Date otherwise (Azurite checks Date
-	// first, which breaks clients that send both with different values). Header names are
-	// spelled canonically so that Get need not allocate a canonical copy.
+	// The request's time is x-ms-date when present and Date otherwise (Azurite checks Date
+	// first, which breaks clients that send both with different values); both Table schemes
+	// sign it. Header names are spelled canonically so that Get need not allocate a canonical
+	// copy.
 	date := r.Header.Get("X-Ms-Date")
 	if date == "" {
 		date = r.Header.Get("Date")
@@ -118,40 +119,54 @@ func (a *Authenticator) authenticateSharedKey(r *Request, credentials string, li
 		}
 	}
 
-	// The canonicalized resource, the same in both schemes, is "/" + account + path
-	// [+ "?comp=" + value]: of the query only comp counts. It starts with the name as the
-	// client wrote it in the header: that is the string it signed.
-	compSuffix := ""
-	if _, ok := r.Query["comp"]; ok {
-		compSuffix = "?comp=" + r.Query.Get("comp")
-	}
-	// Each string to sign is built in one concatenation: one allocation.
-	stringToSign := func(path string) string {
-		if lite {
-			return date + "\n/" + name + path + compSuffix
-		}
-		return r.Method + "\n" + r.Header.Get("Content-Md5") + "\n" + r.Header.Get("Content-Type") + "\n" +
-			date + "\n/" + name + path + compSuffix
+	// The strings to sign for one spelling of the path: one for the Table service, a few for
+	// Blob and Queue (storage.go). The first string of the path as received is the one named
+	// in the refusal.
+	var stringsToSign func(path string) []string
+	if r.Service == Table {
+		stringsToSign = func(path string) []string { return []string{tableStringToSign(r, name, path, date, lite)} }
+	} else {
+		stringsToSign = func(path string) []string { return storageStringsToSign(r, name, path, lite) }
 	}
 
 	rawPath := r.RawPath
 	if rawPath == "" {
 		rawPath = "/"
 	}
-	first := stringToSign(rawPath)
+	first := stringsToSign(rawPath)
 	// A signature that is not base64 cannot match; it still gets the mismatch answer below.
 	var sigBuf [64]byte
 	sig := decodeSignature(sigBuf[:0], encodedSig)
-	if signedByAnyKey(acct.macs, first, sig) {
-		return &Grant{account: acct.Name}, nil
-	}
-	for _, path := range alternativePaths(rawPath, name) {
-		if signedByAnyKey(acct.macs, stringToSign(path), sig) {
+	for _, s := range first {
+		if signedByAnyKey(acct.macs, s, sig) {
 			return &Grant{account: acct.Name}, nil
 		}
 	}
+	for _, path := range alternativePaths(rawPath, name) {
+		for _, s := range stringsToSign(path) {
+			if signedByAnyKey(acct.macs, s, sig) {
+				return &Grant{account: acct.Name}, nil
+			}
+		}
+	}
 	// Azure's own wording for this detail.
-	return nil, authenticationFailed(fmt.Sprintf("The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", encodedSig, first))
+	return nil, authenticationFailed(fmt.Sprintf("The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", encodedSig, first[0]))
+}
+
+// tableStringToSign is the Table service's string to sign. Its canonicalized resource, the
+// same in both schemes, is "/" + account + path [+ "?comp=" + value]: of the query only comp
+// counts. It starts with the name as the client wrote it in the header: that is the string it
+// signed. It is built in one concatenation: one allocation.
+func tableStringToSign(r *Request, account, path, date string, lite bool) string {
+	compSuffix := ""
+	if _, ok := r.Query["comp"]; ok {
+		compSuffix = "?comp=" + r.Query.Get("comp")
+	}
+	if lite {
+		return date + "\n/" + account + path + compSuffix
+	}
+	return r.Method + "\n" + r.Header.Get("Content-Md5") + "\n" + r.Header.Get("Content-Type") + "\n" +
+		date + "\n/" + account + path + compSuffix
 }
 
 // alternativePaths lists the other spellings of rawPath a client may have signed, for when the

@@ -18,8 +18,9 @@ func TestSharedKeyGrantsEverythingInItsAccount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Authenticate: %v", err)
 	}
-	for op := OpQueryTables; op <= OpDeleteEntity; op++ {
-		if err := g.Authorize(op, "anytable", "pk", "rk"); err != nil {
+	for _, row := range specTable {
+		op := row.op
+		if err := g.Authorize(op, Target{Name: "anytable", PartitionKey: "pk", RowKey: "rk"}); err != nil {
 			t.Errorf("Authorize(%v) = %v, want nil", op, err)
 		}
 	}

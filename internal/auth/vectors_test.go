@@ -102,7 +102,7 @@ func TestSharedKeyFullRequestVector(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Authenticate: %v", err)
 	}
-	if err := g.Authorize(OpCreateTable, "", "", ""); err != nil {
+	if err := g.Authorize(OpCreateTable, Target{Name: "", PartitionKey: "", RowKey: ""}); err != nil {
 		t.Fatalf("account key holder cannot create a table: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestSASVectors(t *testing.T) {
 		query        string // as in the URL
 		stringToSign string
 		signature    string
-		op           Operation // an operation the SAS allows
+		op           *Operation // an operation the SAS allows
 	}{
 		{"account SAS sv 2019-02-02",
 			"sv=2019-02-02&ss=t&srt=sco&sp=rwdlacu&se=2030-01-01T00%3A00%3A00Z&spr=https%2Chttp&sig=dKEa4zPUq%2FdWdOLrCYusn1Jnz45OJCCdBPi%2BhMWeijk%3D",
@@ -141,18 +141,18 @@ func TestSASVectors(t *testing.T) {
 				t.Fatalf("HMAC of the vector's string-to-sign = %s, want %s", got, v.signature)
 			}
 			q := mustQuery(t, v.query)
-			tok, err := parseSAS(q)
+			tok, err := parseSAS(q, Table, "/mytable()")
 			if err != nil {
 				t.Fatalf("parseSAS: %v", err)
 			}
-			if got := tok.stringToSign("devstoreaccount1"); got != v.stringToSign {
+			if got := tok.stringsToSign("devstoreaccount1")[0]; got != v.stringToSign {
 				t.Fatalf("string-to-sign\n got %q\nwant %q", got, v.stringToSign)
 			}
 			g, err := newAuthenticator(sasTime).Authenticate(context.Background(), sasRequest(q))
 			if err != nil {
 				t.Fatalf("Authenticate: %v", err)
 			}
-			if err := g.Authorize(v.op, "mytable", "p1", "r1"); err != nil {
+			if err := g.Authorize(v.op, Target{Name: "mytable", PartitionKey: "p1", RowKey: "r1"}); err != nil {
 				t.Fatalf("Authorize(%v): %v", v.op, err)
 			}
 		})

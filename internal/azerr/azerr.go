@@ -20,7 +20,13 @@ type Error struct {
 	Message string
 	// Header holds extra response headers the failure implies (for example WWW-Authenticate).
 	Header http.Header
+	// Details are extra elements the Blob and Queue services' XML error body carries after the
+	// message (HeaderName, QueryParameterName, Reason, ...), in order.
+	Details []Detail
 }
+
+// Detail is one extra element of an XML error body.
+type Detail struct{ Name, Value string }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
 
@@ -87,6 +93,7 @@ const (
 	PrimaryKeyPropertyIsInvalidType         Code = "PrimaryKeyPropertyIsInvalidType"
 	AuthenticationFailed                    Code = "AuthenticationFailed"
 	InvalidAuthenticationInfo               Code = "InvalidAuthenticationInfo"
+	NoAuthenticationInformation             Code = "NoAuthenticationInformation"
 	AuthorizationFailure                    Code = "AuthorizationFailure"
 	AuthorizationPermissionMismatch         Code = "AuthorizationPermissionMismatch"
 	AuthorizationResourceTypeMismatch       Code = "AuthorizationResourceTypeMismatch"
@@ -108,6 +115,7 @@ const (
 	MissingRequiredXMLNode                  Code = "MissingRequiredXmlNode"
 	RequestBodyTooLarge                     Code = "RequestBodyTooLarge"
 	InternalError                           Code = "InternalError"
+	OperationTimedOut                       Code = "OperationTimedOut"
 	ServerBusy                              Code = "ServerBusy"
 )
 
@@ -146,6 +154,7 @@ var defaults = map[Code]defaultOf{
 	PrimaryKeyPropertyIsInvalidType:         {400, "The value of PartitionKey or RowKey must be a string."},
 	AuthenticationFailed:                    {403, "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."},
 	InvalidAuthenticationInfo:               {400, "The authentication information was not provided in the correct format. Verify the value of Authorization header."},
+	NoAuthenticationInformation:             {401, "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."},
 	AuthorizationFailure:                    {403, "This request is not authorized to perform this operation."},
 	AuthorizationPermissionMismatch:         {403, "This request is not authorized to perform this operation using this permission."},
 	AuthorizationResourceTypeMismatch:       {403, "This request is not authorized to perform this operation using this resource type."},
@@ -166,6 +175,7 @@ var defaults = map[Code]defaultOf{
 	InvalidXMLNodeValue:                     {400, "The value for one of the XML nodes is not in the correct format."},
 	MissingRequiredXMLNode:                  {400, "A required XML node was not specified in the request body."},
 	RequestBodyTooLarge:                     {413, "The request body is too large and exceeds the maximum permissible limit."},
+	OperationTimedOut:                       {500, "The operation could not be completed within the permitted time."},
 	InternalError:                           {500, "The server encountered an internal error. Please retry the request."},
 	ServerBusy:                              {503, "The server is currently unable to receive requests. Please retry your request."},
 }

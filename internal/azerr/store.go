@@ -6,13 +6,6 @@ import (
 	"github.com/tabula-dev/tabula/internal/store"
 )
 
-// OperationTimedOut is Azure's answer for an operation whose outcome is unknown (500).
-const OperationTimedOut Code = "OperationTimedOut"
-
-func init() {
-	defaults[OperationTimedOut] = defaultOf{500, "The operation could not be completed within the permitted time. The operation may or may not have succeeded on the server side. Please query the server state before retrying the operation."}
-}
-
 // fromStore is the answer to a storage failure the store contract names, or nil.
 //
 // The choices, by what a client can do about the failure:
@@ -31,7 +24,7 @@ func fromStore(err error) *Error {
 	case errors.Is(err, store.ErrFull):
 		return Newf(ServerBusy, "The server is currently unable to receive requests. Please retry your request. (The server's storage is full: writes that add data are refused until space is freed; deleting entities and tables still works.)")
 	case errors.Is(err, store.ErrInDoubt):
-		return New(OperationTimedOut)
+		return Newf(OperationTimedOut, "The operation could not be completed within the permitted time. The operation may or may not have succeeded on the server side. Please query the server state before retrying the operation.")
 	case errors.Is(err, store.ErrRefused):
 		return Newf(InvalidInput, "One of the request inputs is not valid: the storage backend cannot store it, and retrying will not change that (%v).", err)
 	}

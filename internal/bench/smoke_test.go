@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 )
 
 // startTabula serves an in-memory Tabula on a loopback port and returns its service root.

@@ -12,8 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 )
 
 // TestHostStyleURLs drives the SDK at https-less host-style URLs

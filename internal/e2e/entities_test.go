@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -262,6 +263,78 @@ func TestInvalidEntitiesAreRejected(t *testing.T) {
 				}
 				wantAzureError(t, err, http.StatusBadRequest, tc.code)
 			})
+		}
+	})
+}
+
+// TestIfMatchWithAForeignETagFailsTheCondition sends, through the SDK, If-Match values that are
+// well-formed entity tags but not this entity's: every conditional write fails 412
+// UpdateConditionNotSatisfied, as on Azure and the old storage emulator (Azure/Azurite#1229,
+// whose reporter compared them with W/"wrong"), and nothing changes. A value that is no entity
+// tag at all stays a malformed request (400 InvalidInput, Azure/Azurite#1829).
+func TestIfMatchWithAForeignETagFailsTheCondition(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		ctx := context.Background()
+		c := s.newTable(t, "foreignetag")
+		current := addEntity(t, c, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 1})
+		for _, etag := range []azcore.ETag{`W/"wrong"`, `"wrong"`, `W/""`, `W/"datetime'not-a-time'"`, `"datetime'2015-01-01T23%3A14%3A33.4980000Z'"`} {
+			t.Run(string(etag), func(t *testing.T) {
+				_, err := c.UpdateEntity(ctx, marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 2}),
+					&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeReplace, IfMatch: &etag})
+				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				_, err = c.UpdateEntity(ctx, marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 3}),
+					&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge, IfMatch: &etag})
+				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				_, err = c.DeleteEntity(ctx, "p", "r", &aztables.DeleteEntityOptions{IfMatch: &etag})
+				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				// A missing entity is still 404: existence is judged before the condition.
+				_, err = c.DeleteEntity(ctx, "p", "absent", &aztables.DeleteEntityOptions{IfMatch: &etag})
+				wantAzureError(t, err, http.StatusNotFound, "ResourceNotFound")
+			})
+		}
+		m, etag := getProps(t, c, "p", "r")
+		if m["N"] != float64(1) || etag != current {
+			t.Fatalf("failed conditional writes changed the entity: %v %s", m, etag)
+		}
+		malformed := azcore.ETag("MalformedETag")
+		_, err := c.DeleteEntity(ctx, "p", "r", &aztables.DeleteEntityOptions{IfMatch: &malformed})
+		wantAzureError(t, err, http.StatusBadRequest, "InvalidInput")
+	})
+}
+
+// TestKeysThatAreNotStrings sends, through the SDK, the bodies the Python SDK's
+// test_encoder.py sent to the real service (recordings test_encoder_create_entity_basic,
+// ..._complex_keys and test_encoder_upsert_entity_complex_keys in Azure/azure-sdk-assets):
+// an insert whose PartitionKey or RowKey is a JSON number or boolean, or annotated with another
+// EDM type, is 400 InvalidInput "One of the request inputs is not valid."; an upsert, addressed
+// by URL, ignores the body's keys and succeeds.
+func TestKeysThatAreNotStrings(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		ctx := context.Background()
+		c := s.newTable(t, "keytypes")
+		for _, body := range []string{
+			`{"PartitionKey":"PK","RowKey":1}`,
+			`{"PartitionKey":"PK","RowKey":true}`,
+			`{"PartitionKey":"PK","RowKey@odata.type":"Edm.Double","RowKey":3.14}`,
+			`{"PartitionKey@odata.type":"Edm.DateTime","PartitionKey":"2022-04-01T09:30:45.000000Z","RowKey@odata.type":"Edm.Guid","RowKey":"eb651a6d-265e-49d5-9013-0353822c4591"}`,
+			`{"PartitionKey@odata.type":"Edm.Binary","PartitionKey":"YmluYXJ5ZGF0YQ==","RowKey":1234}`,
+		} {
+			_, err := c.AddEntity(ctx, []byte(body), nil)
+			wantAzureError(t, err, http.StatusBadRequest, "InvalidInput")
+			var re *azcore.ResponseError
+			if errors.As(err, &re) && !strings.Contains(re.Error(), "One of the request inputs is not valid.") {
+				t.Errorf("%s: message lacks Azure's text: %v", body, err)
+			}
+		}
+		for _, mode := range []aztables.UpdateMode{aztables.UpdateModeMerge, aztables.UpdateModeReplace} {
+			body := `{"PartitionKey@odata.type":"Edm.DateTime","PartitionKey":"2022-04-01T09:30:45.000000Z","RowKey@odata.type":"Edm.Guid","RowKey":"eb651a6d-265e-49d5-9013-0353822c4591","Data":true}`
+			if _, err := c.UpsertEntity(ctx, []byte(body), &aztables.UpsertEntityOptions{UpdateMode: mode}); err != nil {
+				t.Fatalf("upsert (%s) with annotated keys: %v", mode, err)
+			}
+		}
+		m, _ := getProps(t, c, "2022-04-01T09:30:45.000000Z", "eb651a6d-265e-49d5-9013-0353822c4591")
+		if m["Data"] != true || m["PartitionKey"] != "2022-04-01T09:30:45.000000Z" {
+			t.Fatalf("upserted entity: %v", m)
 		}
 	})
 }

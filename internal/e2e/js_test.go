@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 )
 
 // TestJavaScriptSDK runs testdata/js/sdk-smoke.mjs, the official JS SDK (@azure/data-tables)
@@ -44,8 +44,9 @@ func TestUseDevelopmentStorageWorks(t *testing.T) {
 	runJSSmoke(t, "UseDevelopmentStorage=true")
 }
 
-// runJSSmoke runs testdata/js/sdk-smoke.mjs against the connection string.
-func runJSSmoke(t *testing.T, conn string) {
+// runJSSmoke runs testdata/js/sdk-smoke.mjs against the connection string, with env added to
+// node's environment.
+func runJSSmoke(t *testing.T, conn string, env ...string) {
 	t.Helper()
 	dir, _ := filepath.Abs(filepath.Join("testdata", "js"))
 	node, err := exec.LookPath("node")
@@ -59,7 +60,9 @@ func runJSSmoke(t *testing.T, conn string) {
 		}
 		t.Skip(msg)
 	}
-	out, err := exec.Command(node, filepath.Join(dir, "sdk-smoke.mjs"), conn).CombinedOutput()
+	cmd := exec.Command(node, filepath.Join(dir, "sdk-smoke.mjs"), conn)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "js sdk smoke: ok") {
 		t.Fatalf("JS SDK run failed (%v):\n%s", err, out)
 	}

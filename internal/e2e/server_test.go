@@ -14,10 +14,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/tablehttp"
 )
 
 // devKey is the well-known key of devstoreaccount1.

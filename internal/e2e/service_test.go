@@ -66,15 +66,33 @@ func TestServicePropertiesLimits(t *testing.T) {
 	})
 }
 
+// TestServiceStatistics drives GetStatistics as Azure expects it to be called: through a
+// client of the -secondary endpoint (the Go SDK's own test does the same; its recording,
+// Azure/azure-sdk-assets go/sdk/data/aztables/testdata/recordings/TestGetStatistics.json,
+// addresses fakeaccount-secondary). Asked of the primary, the service refuses with 400
+// InvalidQueryParameterValue.
 func TestServiceStatistics(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
-		stats, err := s.service.GetStatistics(context.Background(), nil)
+		ctx := context.Background()
+		cred, err := aztables.NewSharedKeyCredential("devstoreaccount1", devKey)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stats.GeoReplication == nil || *stats.GeoReplication.Status != aztables.GeoReplicationStatusLive {
+		secondary, err := aztables.NewServiceClientWithSharedKey(s.url+"-secondary", cred, &aztables.ClientOptions{
+			ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats, err := secondary.GetStatistics(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.GeoReplication == nil || *stats.GeoReplication.Status != aztables.GeoReplicationStatusLive || stats.GeoReplication.LastSyncTime == nil {
 			t.Fatalf("stats: %+v", stats.GeoReplication)
 		}
+		_, err = s.service.GetStatistics(ctx, nil)
+		wantAzureError(t, err, http.StatusBadRequest, "InvalidQueryParameterValue")
 	})
 }
 

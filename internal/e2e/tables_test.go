@@ -114,3 +114,39 @@ func TestDeletedTableForgetsItsEntities(t *testing.T) {
 		wantAzureError(t, err, http.StatusNotFound, "ResourceNotFound")
 	})
 }
+
+// TestTablePagesEndWithTheLastMatchingTable replays the Go SDK's recorded TestQueryTable
+// (Azure/azure-sdk-assets go/sdk/data/aztables/testdata/recordings/TestQueryTable/
+// TestQueryTable_storage.json): with tables zzza0..zzza3 and zzzb4, a TableName range query
+// with $top=2 takes two pages, and the second carries no NextTableName, so the SDK's pager
+// stops there instead of fetching a third, empty page.
+func TestTablePagesEndWithTheLastMatchingTable(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *testServer) {
+		for _, name := range []string{"zzza0", "zzza1", "zzza2", "zzza3", "zzzb4"} {
+			s.newTable(t, name)
+		}
+		filter := "TableName ge 'zzza' and TableName lt 'zzzb'"
+		if got, want := listTables(t, s, &aztables.ListTablesOptions{Filter: to.Ptr(filter)}), []string{"zzza0", "zzza1", "zzza2", "zzza3"}; !slices.Equal(got, want) {
+			t.Fatalf("tables = %v, want %v", got, want)
+		}
+		pager := s.service.NewListTablesPager(&aztables.ListTablesOptions{Filter: to.Ptr(filter), Top: to.Ptr[int32](2)})
+		var pages [][]string
+		for pager.More() {
+			page, err := pager.NextPage(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tb := range page.Tables {
+				names = append(names, *tb.Name)
+			}
+			pages = append(pages, names)
+			if len(pages) > 3 {
+				break
+			}
+		}
+		if got := fmt.Sprint(pages); got != "[[zzza0 zzza1] [zzza2 zzza3]]" {
+			t.Fatalf("pages = %s, want [[zzza0 zzza1] [zzza2 zzza3]]", got)
+		}
+	})
+}

@@ -181,3 +181,12 @@ func fixtureEntity() Entity {
 		},
 	}
 }
+
+// requireAzErrStatus checks that err is an *azerr.Error with the given status.
+func requireAzErrStatus(t *testing.T, err error, status int) {
+	t.Helper()
+	var ae *azerr.Error
+	if !errors.As(err, &ae) || ae.Status != status {
+		t.Fatalf("got error %v (%T), want an *azerr.Error with status %d", err, err, status)
+	}
+}

@@ -303,15 +303,30 @@ func TestDecodeJSONReadsKeys(t *testing.T) {
 			t.Fatalf("%s: keys became properties: %+v", tc.body, d.Properties)
 		}
 	}
+	// Keys of another type decode, with KeyErr saying what is wrong: Insert refuses them,
+	// writes addressed by URL ignore the body's keys.
 	for _, tc := range []struct{ body, msg string }{
 		{`{"PartitionKey":1,"RowKey":"r"}`, "PartitionKey is a JSON number"},
 		{`{"PartitionKey":"p","RowKey":true}`, "RowKey is a JSON boolean"},
-		{`{"PartitionKey":{}}`, "PartitionKey is a JSON object"},
-		{`{"RowKey":["r"]}`, "RowKey is a JSON array"},
+		{`{"PartitionKey":"p","RowKey@odata.type":"Edm.Double","RowKey":3.14}`, "RowKey is a JSON number"},
 		{`{"PartitionKey@odata.type":"Edm.Int32","PartitionKey":"1"}`, "PartitionKey is annotated as Edm.Int32"},
+		{`{"PartitionKey@odata.type":"Edm.DateTime","PartitionKey":"2022-04-01T09:30:45.000000Z","RowKey@odata.type":"Edm.Guid","RowKey":"eb651a6d-265e-49d5-9013-0353822c4591"}`, "PartitionKey is annotated as Edm.DateTime"},
+	} {
+		d, err := DecodeJSON([]byte(tc.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		requireAzErr(t, d.KeyErr, 400, azerr.InvalidInput, "One of the request inputs is not valid. The value of PartitionKey or RowKey must be a string: "+tc.msg)
+		if len(d.Properties) != 0 {
+			t.Fatalf("%s: keys became properties: %+v", tc.body, d.Properties)
+		}
+	}
+	for _, tc := range []struct{ body, msg string }{
+		{`{"PartitionKey":{}}`, "'PartitionKey' has a JSON object value"},
+		{`{"RowKey":["r"]}`, "'RowKey' has a JSON array value"},
 	} {
 		_, err := DecodeJSON([]byte(tc.body))
-		requireAzErr(t, err, 400, azerr.PrimaryKeyPropertyIsInvalidType, tc.msg)
+		requireAzErr(t, err, 400, azerr.InvalidInput, tc.msg)
 	}
 	_, err := DecodeJSON([]byte(`{"PartitionKey@odata.type":"Edm.Text","PartitionKey":"1"}`))
 	requireAzErr(t, err, 400, azerr.InvalidInput, "unknown type annotation")

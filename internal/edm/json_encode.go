@@ -264,7 +264,12 @@ func (w *jsonObject) property(name string, v *Value, annotate bool) {
 // read back exactly, fixed notation for decimal exponents -4..14 (.NET's "G" rule) with ".0" added to integral
 // values (5 → 5.0), and otherwise a mantissa with E+XX/E-XX (1E+20, 1.5E-07). Python and Go
 // clients read a bare 5 as Int32, so the ".0" matters.
-func appendDouble(dst []byte, f float64) []byte {
+func appendDouble(dst []byte, f float64) []byte { return appendDoubleText(dst, f, true) }
+
+// appendDoubleText is appendDouble, adding ".0" to integral values in fixed notation only when
+// pointZero is set: Atom writes Edm.Double as .NET's round-trip format does (5 → 5), its
+// m:type attribute telling readers the type.
+func appendDoubleText(dst []byte, f float64, pointZero bool) []byte {
 	var buf [32]byte
 	sci := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // e.g. "-1.2345e+20"
 	e := len(sci) - 1
@@ -279,7 +284,7 @@ func appendDouble(dst []byte, f float64) []byte {
 		exp = -exp
 	}
 	if exp > -5 && exp < 15 {
-		return appendFixed(dst, sci[:e], exp)
+		return appendFixed(dst, sci[:e], exp, pointZero)
 	}
 	dst = append(dst, sci[:e]...)
 	dst = append(dst, 'E', sci[e+1])
@@ -294,8 +299,8 @@ func appendDouble(dst []byte, f float64) []byte {
 
 // appendFixed writes mantissa×10^exp, given as strconv's shortest 'e' format writes it
 // ("-1.2345", exp 2), in fixed notation: the digits strconv's 'f' format would write ("-123.45"),
-// with ".0" added to integral values.
-func appendFixed(dst, mantissa []byte, exp int) []byte {
+// with ".0" added to integral values when pointZero is set.
+func appendFixed(dst, mantissa []byte, exp int, pointZero bool) []byte {
 	if mantissa[0] == '-' {
 		dst = append(dst, '-')
 		mantissa = mantissa[1:]
@@ -313,6 +318,9 @@ func appendFixed(dst, mantissa []byte, exp int) []byte {
 		dst = append(dst, digits...)
 		for range exp + 1 - len(digits) {
 			dst = append(dst, '0')
+		}
+		if !pointZero {
+			return dst
 		}
 		return append(dst, '.', '0')
 	default:

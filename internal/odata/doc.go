@@ -6,7 +6,7 @@
 // RowKey) ranges can hold matches at all.
 //
 // The service parses filters with the .NET OData library, and it shows: keywords are
-// case-sensitive, `not` binds tighter than a comparison, and syntax errors read
+// case-sensitive (the boolean literals aside), `not` binds tighter than a comparison, and syntax errors read
 // "Syntax error at position 7 in 'aaa bbb ccc'." with positions counted in UTF-16 code units.
 // This package follows that parser where the real service's behaviour is known and documents
 // each choice where it is not (see shared/spec/odata-query.md and the comments at each

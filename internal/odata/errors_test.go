@@ -81,7 +81,7 @@ func TestMalformedFiltersAreRejected(t *testing.T) {
 		{"Name eq null", bad, invalid, "'null' cannot be compared at position 8"},
 		{"null eq Name", bad, invalid, "'null'"},
 		{"Name eq Other", bad, invalid, "not with another property ('Other') at position 8"},
-		{"A eq TRUE", bad, invalid, "another property ('TRUE')"},
+		{"A eq TRUTH", bad, invalid, "another property ('TRUTH')"},
 		{"1 eq 1", bad, invalid, "not two constants at position 2"},
 		{"not Age eq 1", bad, invalid, "an operand of 'eq' is a condition, not a property or constant (not binds tighter than comparisons: write not (A eq B)) at position 8"},
 		{"Age eq 1 eq true", bad, invalid, "an operand of 'eq' is a condition, not a property or constant at position 9"},

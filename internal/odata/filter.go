@@ -16,6 +16,9 @@ type Filter struct {
 	prog   []instr
 	entry  int32
 	ranges []KeyRange
+	// root is the bound filter, kept for the plans only some callers ask for
+	// (TableNameRanges).
+	root *node
 }
 
 // Verdicts, as jump targets of the branch program.
@@ -30,7 +33,7 @@ type instr struct {
 }
 
 func compile(root *node) *Filter {
-	f := &Filter{}
+	f := &Filter{root: root}
 	f.entry = f.emit(root, verdictTrue, verdictFalse)
 	f.ranges = keyRanges(root)
 	return f

@@ -44,7 +44,7 @@ var sample = &edm.Entity{
 		prop("Dbl", dbl(3)),
 		prop("NotANumber", dbl(math.NaN())),
 		prop("Bool", boolean(true)),
-		prop("False", boolean(false)),
+		prop("No", boolean(false)),
 		prop("DT", datetime("2020-01-22T00:00:00Z")),
 		prop("Frac", datetime("2020-01-22T00:00:00.1234567Z")),
 		prop("Guid", guid("68260b3f-beab-45e2-b900-33e2b442e724")),
@@ -165,8 +165,14 @@ func TestComparisonMatrix(t *testing.T) {
 		// Booleans: false < true.
 		{"Bool", "true", "TFFTFT"},
 		{"Bool", "false", "FTFFTT"},
-		{"False", "false", "TFFTFT"},
-		{"False", "true", "FTTTFF"},
+		{"No", "false", "TFFTFT"},
+		{"No", "true", "FTTTFF"},
+		// Boolean literals are read in any case, as Azure reads them (Azure/Azurite#1947).
+		{"Bool", "True", "TFFTFT"},
+		{"Bool", "TRUE", "TFFTFT"},
+		{"Bool", "truE", "TFFTFT"},
+		{"Bool", "FALSE", "FTFFTT"},
+		{"No", "False", "TFFTFT"},
 		{"Bool", "1", mismatch},
 		{"Bool", "'true'", mismatch},
 
@@ -311,9 +317,9 @@ func TestLogicAndPrecedence(t *testing.T) {
 
 		// Bare properties mean `property eq true`.
 		{"Bool", true},
-		{"False", false},
+		{"No", false},
 		{"not Bool", false},
-		{"not False", true},
+		{"not No", true},
 		{"(Bool)", true},
 		{"Bool and I32 eq 3", true},
 		{"Str", false},
@@ -328,6 +334,8 @@ func TestLogicAndPrecedence(t *testing.T) {
 		{"(true and RowKey eq 'rk1') and ((false or PartitionKey eq 'x') or PartitionKey eq 'pk1')", true},
 		{"false or false or I32 eq 3", true},
 		{"true and false", false},
+		{"TRUE and not FALSE", true},
+		{"(True)", true},
 
 		// Tokens may touch parentheses and string literals; any whitespace separates.
 		{"(PartitionKey eq 'pk1')or(Bool eq false)", true},

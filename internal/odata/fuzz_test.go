@@ -24,6 +24,7 @@ func FuzzParseFilter(f *testing.F) {
 		"LastName eq 'O''Brien'",
 		"Total gt 9007199254740993L and AmountDue le 100.25 and Ratio lt 2.5e-3",
 		"IsActive eq true or Flag",
+		"IsActive eq True and not (Done eq FALSE) or TRUE",
 		"CustomerSince eq datetime'2008-07-10T00:00:00Z' and Timestamp ge datetime'2021-01-01T00:00:00.0000000Z'",
 		"GuidValue eq guid'a455c695-df98-5678-aaaa-81d3367e5a34'",
 		"Blob eq X'0102FF' or B eq binary'00'",
@@ -38,6 +39,9 @@ func FuzzParseFilter(f *testing.F) {
 		"PartitionKey eq 'é\u00a0😀'",
 		"((((((PartitionKey eq 'p'))))))",
 		"PartitionKey eq 5 or RowKey gt true",
+		"TableName ge 'zzza' and TableName lt 'zzzb'",
+		"TableName eq 'x' or not (TableName lt 'm') and Other eq 1",
+		"not (Other eq 1) and TableName ne 'q'",
 	} {
 		f.Add(s)
 	}
@@ -54,7 +58,50 @@ func FuzzParseFilter(f *testing.F) {
 			return
 		}
 		checkPlan(t, s, flt, probeEntities(flt))
+		checkTableNamePlan(t, s, flt)
 	})
+}
+
+// checkTableNamePlan checks that TableNameRanges is sound and exact on Query Tables rows: a
+// table whose name is one of the filter's string constants, or a neighbour of one, matches
+// exactly when its name lies in the planned ranges.
+func checkTableNamePlan(t *testing.T, s string, f *Filter) {
+	t.Helper()
+	rs := f.TableNameRanges()
+	for i := 1; i < len(rs); i++ {
+		if rs[i-1].EndUnbounded || rs[i-1].End >= rs[i].Start || rs[i-1].Start >= rs[i-1].End {
+			t.Fatalf("%q: ranges not sorted and disjoint: %+v", s, rs)
+		}
+	}
+	names := []string{"", "\x00", "zz", "TableName"}
+	if f != nil {
+		for _, in := range f.prog {
+			if in.lit.typ == edm.String {
+				v := in.lit.str
+				names = append(names, v, v+"\x00", v+"a")
+				if len(v) > 0 {
+					names = append(names, v[:len(v)-1])
+				}
+			}
+		}
+	}
+	for _, name := range names {
+		matched := f.Match(func(p string) (edm.Value, bool) {
+			if p == "TableName" {
+				return str(name), true
+			}
+			return edm.Value{}, false
+		})
+		inside := false
+		for _, r := range rs {
+			if name >= r.Start && (r.EndUnbounded || name < r.End) {
+				inside = true
+			}
+		}
+		if matched != inside {
+			t.Fatalf("%q: table %q matches=%v but lies inside the planned ranges=%v (%+v)", s, name, matched, inside, rs)
+		}
+	}
 }
 
 // probeEntities returns entities whose keys are the filter's string constants, their

@@ -22,6 +22,12 @@ func (r KeyRange) Point() (pk, rk string, ok bool) {
 	return r.StartPK, r.StartRK, true
 }
 
+// SinglePartition reports whether the range lies within one partition, StartPK: a RowKey
+// range of it, or all of it, [(pk, ""), (pk+"\x00", "")).
+func (r KeyRange) SinglePartition() bool {
+	return !r.EndUnbounded && (r.EndPK == r.StartPK || r.EndPK == r.StartPK+"\x00" && r.EndRK == "")
+}
+
 // Contains reports whether the key (pk, rk) lies in the range.
 func (r KeyRange) Contains(pk, rk string) bool {
 	if pk < r.StartPK || pk == r.StartPK && rk < r.StartRK {

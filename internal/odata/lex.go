@@ -136,11 +136,19 @@ func (l *lexer) identifier(start int) (token, error) {
 			return l.typedLiteral(start, prefix)
 		}
 	}
-	switch t.text {
-	case "true":
+	// Boolean literals are read in any case (True, FALSE): Azure accepts them so, as Azure
+	// Storage Explorer relies on (Azure/Azurite#1947, fixed for Azure parity in
+	// Azure/Azurite#1959). This is the only case-insensitive word; the type prefixes above
+	// (datetime'...', X'...') and the number suffixes (L, D, M, F) were already, as in the
+	// OData library's lexer, while null, INF, NaN, operators and keywords stay lower-case
+	// or exactly as spelled there.
+	switch {
+	case strings.EqualFold(t.text, "true"):
 		t.kind, t.lit = tokLiteral, boolLiteral(true)
-	case "false":
+	case strings.EqualFold(t.text, "false"):
 		t.kind, t.lit = tokLiteral, boolLiteral(false)
+	}
+	switch t.text {
 	case "null":
 		t.kind = tokNull
 	case "INF":

@@ -63,8 +63,9 @@ func (p *parser) isKeyword(kw string) bool { return p.tok.kind == tokIdent && p.
 // An empty or all-blank filter filters nothing and yields a nil *Filter, on which every
 // method works (the service accepts `$filter=`, see Azure/Azurite#1573).
 //
-// Keywords, operators and true/false are lower-case only: the service answers `Or` with a
-// syntax error (Azure/Azurite#2512). `not` binds tighter than a comparison, as in the OData
+// Keywords and operators are lower-case only: the service answers `Or` with a syntax error
+// (Azure/Azurite#2512). The boolean literals are the exception: true, True and TRUE are one
+// literal (Azure/Azurite#1947), so no property named True can be referred to. `not` binds tighter than a comparison, as in the OData
 // grammar, so `not A eq 1` compares `not A` and is rejected; write `not (A eq 1)`. A bare
 // property is a condition meaning `property eq true`, and true and false may stand as
 // conditions (the .NET SDK's LINQ translator emits them, Azure/Azurite#1787).

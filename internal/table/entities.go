@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tabula-dev/tabula/internal/metrics"
+
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/store"
@@ -35,33 +37,60 @@ type Write struct {
 	IfMatch ETagCondition
 }
 
-// ETagCondition is an If-Match value: either * (Any) or one entity version.
+// ETagCondition is an If-Match value: * (Any), one entity version (Timestamp), or an ETag this
+// service never issued (Unmatched), which no entity satisfies.
 type ETagCondition struct {
 	Any       bool
+	Unmatched bool
 	Timestamp edm.Ticks
 }
 
-// ParseIfMatch reads an If-Match header value: "*" or an ETag as this service issues them
-// (W/"datetime'...'", with the colons percent-encoded or not, since some clients unescape it).
+// Holds reports whether the condition accepts an entity whose version is v.
+func (c ETagCondition) Holds(v int64) bool {
+	return c.Any || !c.Unmatched && int64(c.Timestamp) == v
+}
+
+// ParseIfMatch reads an If-Match header value: "*" or one entity tag, weak (W/"...") or strong
+// ("..."). A tag as this service issues them, W/"datetime'...'" (colons percent-encoded or not,
+// since some clients unescape it), names an entity version. Any other well-formed tag — W/"wrong",
+// "abc", W/"" — is a version no entity has: the write then fails 412 UpdateConditionNotSatisfied
+// (Azure and the old storage emulator answer so, Azure/Azurite#1229), not 400. Only a value that
+// is not one entity tag at all — a bare token like MalformedETag, a list, stray characters — is
+// 400 InvalidInput, with the text the storage emulator gives (Azure/Azurite#1829).
 func ParseIfMatch(v string) (ETagCondition, error) {
+	v = strings.TrimSpace(v)
 	if v == "*" {
 		return ETagCondition{Any: true}, nil
 	}
-	bad := azerr.Newf(azerr.InvalidInput, "The etag value '%s' specified in one of the request headers is not valid. Please make sure only one etag value is specified and is valid.", v)
-	inner, ok := strings.CutPrefix(v, `W/"datetime'`)
+	inner, ok := entityTagValue(v)
 	if !ok {
-		return ETagCondition{}, bad
+		return ETagCondition{}, azerr.Newf(azerr.InvalidInput, "The etag value '%s' specified in one of the request headers is not valid. Please make sure only one etag value is specified and is valid.", v)
 	}
-	inner, ok = strings.CutSuffix(inner, `'"`)
-	if !ok {
-		return ETagCondition{}, bad
+	if stamp, ok := strings.CutPrefix(inner, "datetime'"); ok {
+		if stamp, ok = strings.CutSuffix(stamp, "'"); ok {
+			stamp = strings.ReplaceAll(strings.ReplaceAll(stamp, "%3A", ":"), "%3a", ":")
+			if ts, err := edm.ParseDateTime(stamp); err == nil {
+				return ETagCondition{Timestamp: ts}, nil
+			}
+		}
 	}
-	inner = strings.ReplaceAll(strings.ReplaceAll(inner, "%3A", ":"), "%3a", ":")
-	ts, err := edm.ParseDateTime(inner)
-	if err != nil {
-		return ETagCondition{}, bad
+	return ETagCondition{Unmatched: true}, nil
+}
+
+// entityTagValue reads one RFC 9110 entity-tag, [W/]"etagc*", and returns what is between its
+// quotes. etagc is any visible ASCII character but the quote, or any non-ASCII byte.
+func entityTagValue(v string) (string, bool) {
+	v = strings.TrimPrefix(v, "W/")
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
 	}
-	return ETagCondition{Timestamp: ts}, nil
+	inner := v[1 : len(v)-1]
+	for i := 0; i < len(inner); i++ {
+		if c := inner[i]; c == '"' || c < 0x21 || c == 0x7F {
+			return "", false
+		}
+	}
+	return inner, true
 }
 
 // OperationError is the failure of one operation of an entity group transaction: Index is its
@@ -208,6 +237,7 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 		if err != nil {
 			return nil, err
 		}
+		metrics.EntitiesWritten.Add(float64(len(writes)))
 		return results, nil
 	}
 	return nil, azerr.Newf(azerr.ServerBusy, "The partition is being written by too many clients at once. Please retry your request.")
@@ -221,7 +251,7 @@ func apply(w Write, cur *store.Record, ts edm.Ticks) (edm.Entity, error) {
 		if !exists {
 			return edm.Entity{}, azerr.New(azerr.ResourceNotFound)
 		}
-		if !w.IfMatch.Any && int64(w.IfMatch.Timestamp) != cur.Version {
+		if !w.IfMatch.Holds(cur.Version) {
 			return edm.Entity{}, azerr.New(azerr.UpdateConditionNotSatisfied)
 		}
 	}
@@ -292,5 +322,6 @@ func (s *Service) Entity(ctx context.Context, t Table, pk, rk string) (edm.Entit
 		return edm.Entity{}, fmt.Errorf("entity %s is corrupt: %w", rec.Key, err)
 	}
 	e.PartitionKey, e.RowKey, e.Timestamp = pk, rk, edm.Ticks(rec.Version)
+	metrics.EntitiesRead.Inc()
 	return e, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/metrics"
+
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/odata"
 	"github.com/tabula-dev/tabula/internal/store"
@@ -101,8 +103,7 @@ func planOf(ranges []odata.KeyRange) Plan {
 		if _, _, ok := r.Point(); ok {
 			continue
 		}
-		onePartition := r.EndPK == r.StartPK || r.EndPK == r.StartPK+"\x00" && r.EndRK == ""
-		if r.EndUnbounded || !onePartition {
+		if !r.SinglePartition() {
 			return PlanRange
 		}
 		plan = PlanPartition
@@ -120,6 +121,15 @@ var errPageDone = errors.New("page done")
 // filter allows are read from the store; a point query (PartitionKey and RowKey equality) is
 // one point read.
 func (s *Service) QueryEntities(ctx context.Context, t Table, q Query) (Page, error) {
+	page, err := s.queryEntities(ctx, t, q)
+	if err == nil {
+		metrics.EntitiesRead.Add(float64(len(page.Entities)))
+		metrics.EntitiesScanned.WithLabelValues(string(page.Plan)).Add(float64(page.Scanned))
+	}
+	return page, err
+}
+
+func (s *Service) queryEntities(ctx context.Context, t Table, q Query) (Page, error) {
 	top := q.Top
 	if top <= 0 || top > MaxPageSize {
 		top = MaxPageSize

@@ -7,7 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/serviceprops"
 	"github.com/tabula-dev/tabula/internal/store"
 )
 
@@ -29,11 +31,12 @@ type Service struct {
 	PageBudget time.Duration
 	// tables caches table metadata over an exclusive store; nil otherwise.
 	tables *tableCache
+	props  *serviceprops.Store
 }
 
 // New returns a Service over st.
 func New(st store.Store) *Service {
-	s := &Service{store: st, now: time.Now, PageBudget: 5 * time.Second}
+	s := &Service{store: st, now: time.Now, PageBudget: 5 * time.Second, props: serviceprops.NewStore(st, auth.Table)}
 	if _, exclusive := st.(store.Exclusive); exclusive {
 		s.tables = newTableCache()
 	}

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/odata"
@@ -42,13 +44,7 @@ type Table struct {
 
 // AccessPolicy is one signed identifier of a table's ACL. Zero times and an empty Permission
 // mean the element was absent.
-type AccessPolicy struct {
-	ID         string    `json:"id"`
-	Start      time.Time `json:"start,omitzero"`
-	Expiry     time.Time `json:"expiry,omitzero"`
-	Permission string    `json:"permission,omitempty"`
-	HasPolicy  bool      `json:"hasPolicy,omitempty"`
-}
+type AccessPolicy = auth.AccessPolicy
 
 // ValidateTableName applies Azure's table-name rules: 3-63 ASCII letters and digits, starting
 // with a letter, and not the reserved name "tables". Length is checked first, as Azurite does
@@ -242,37 +238,173 @@ type TablePage struct {
 }
 
 // QueryTables lists an account's tables in name order (case-insensitive, as they are keyed).
+// Only the keys the filter's TableName conditions allow are read (keyRangesOfNames), and a
+// continuation is handed out only when a further table matches: Azure ends a query over
+// TableName ge 'zzza' and TableName lt 'zzzb' with the last matching table, without a
+// NextTableName that would make clients fetch an empty page (Go SDK recording
+// TestQueryTable_storage.json in Azure/azure-sdk-assets). When the page's time budget runs
+// out first, the continuation points where reading stopped.
 func (s *Service) QueryTables(ctx context.Context, account string, q TableQuery) (TablePage, error) {
 	top := q.Top
 	if top <= 0 || top > MaxPageSize {
 		top = MaxPageSize
 	}
-	r := store.PartitionRange(tablesSpace, account)
-	if q.NextTableName != "" {
-		r.Start.Row = q.NextTableName
-	}
+	deadline := time.Now().Add(s.PageBudget)
+	scanned := 0
 	var page TablePage
-	err := s.store.Scan(ctx, r, func(rec store.Record) (bool, error) {
-		if len(page.Tables) == top {
-			page.NextTableName = rec.Key.Row
-			return false, nil
+	for _, kr := range keyRangesOfNames(q.Filter.TableNameRanges()) {
+		r := store.PartitionRange(tablesSpace, account)
+		r.Start.Row = kr.start
+		if !kr.endUnbounded {
+			r.End, r.EndUnbounded = store.Key{Space: tablesSpace, Partition: account, Row: kr.end}, false
 		}
-		t, err := decodeTable(account, rec)
-		if err != nil {
-			return false, err
-		}
-		if q.Filter != nil && !q.Filter.Match(func(name string) (edm.Value, bool) {
-			if name == "TableName" {
-				return edm.Value{Type: edm.String, Str: t.Name}, true
+		if q.NextTableName != "" {
+			if !kr.endUnbounded && q.NextTableName >= kr.end {
+				continue // finished on an earlier page
 			}
-			return edm.Value{}, false
-		}) {
-			return true, nil
+			if q.NextTableName > r.Start.Row {
+				r.Start.Row = q.NextTableName
+			}
 		}
-		page.Tables = append(page.Tables, t)
-		return true, nil
-	})
-	return page, err
+		err := s.store.Scan(ctx, r, func(rec store.Record) (bool, error) {
+			scanned++
+			if scanned%budgetCheckEvery == 0 && time.Now().After(deadline) {
+				page.NextTableName = rec.Key.Row
+				return false, errPageDone
+			}
+			t, err := decodeTable(account, rec)
+			if err != nil {
+				return false, err
+			}
+			if !q.Filter.Match(func(name string) (edm.Value, bool) {
+				if name == "TableName" {
+					return edm.Value{Type: edm.String, Str: t.Name}, true
+				}
+				return edm.Value{}, false
+			}) {
+				return true, nil
+			}
+			if len(page.Tables) == top {
+				page.NextTableName = rec.Key.Row
+				return false, errPageDone
+			}
+			page.Tables = append(page.Tables, t)
+			return true, nil
+		})
+		if errors.Is(err, errPageDone) {
+			return page, nil
+		}
+		if err != nil {
+			return TablePage{}, err
+		}
+	}
+	return page, nil
+}
+
+// keyRange is an interval [start, end) of table keys (lower-cased names).
+type keyRange struct {
+	start, end   string
+	endUnbounded bool
+}
+
+// keyRangesOfNames turns intervals of table names, compared as created (case-sensitively),
+// into sorted, disjoint intervals of the lower-cased keys tables are stored under, holding the
+// key of every name in them. Lower-casing does not preserve order ("Z" < "a" but "z" > "a"), so
+// each interval is bounded through what its names share: every name in [lo, hi) starts with
+// the common prefix C of lo and hi, and its next character lies between lo's and hi's. A name
+// consists of ASCII letters and digits, so an interval whose prefix holds anything else holds
+// no name.
+func keyRangesOfNames(names []odata.StringRange) []keyRange {
+	var out []keyRange
+	for _, n := range names {
+		r, ok := keyRangeOfNames(n)
+		if !ok {
+			continue
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b keyRange) int { return strings.Compare(a.start, b.start) })
+	merged := out[:0]
+	for _, r := range out {
+		if k := len(merged) - 1; k >= 0 && (merged[k].endUnbounded || merged[k].end >= r.start) {
+			if !merged[k].endUnbounded && (r.endUnbounded || r.end > merged[k].end) {
+				merged[k].end, merged[k].endUnbounded = r.end, r.endUnbounded
+			}
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged
+}
+
+// keyRangeOfNames bounds the keys of the names in one interval; ok is false when no name can
+// lie in it.
+func keyRangeOfNames(n odata.StringRange) (keyRange, bool) {
+	// Every name N >= lo has lower(N) >= N >= lo, as lower-casing only raises bytes.
+	r := keyRange{start: n.Start, endUnbounded: true}
+	if n.EndUnbounded {
+		return r, true
+	}
+	lo, hi := n.Start, n.End
+	k := 0
+	for k < len(lo) && k < len(hi) && lo[k] == hi[k] {
+		k++
+	}
+	prefix := lo[:k]
+	for i := 0; i < len(prefix); i++ {
+		if !isNameChar(prefix[i]) {
+			return keyRange{}, false
+		}
+	}
+	if k == len(hi) {
+		return keyRange{}, false // hi is a prefix of lo: an empty interval
+	}
+	// The names longer than the prefix continue with a character c, lo[k] <= c <= hi[k]
+	// (below hi[k] when hi ends there); lower-cased, c lies in [minLower, maxLower].
+	from := 0
+	if k < len(lo) {
+		from = int(lo[k])
+	}
+	to := int(hi[k])
+	if k+1 == len(hi) {
+		to--
+	}
+	minLower, maxLower := 256, -1
+	for c := from; c <= to; c++ {
+		if isNameChar(byte(c)) {
+			l := int(lowerASCII(byte(c)))
+			minLower, maxLower = min(minLower, l), max(maxLower, l)
+		}
+	}
+	lowPrefix := strings.ToLower(prefix)
+	r.endUnbounded = false
+	least := lowPrefix // the least key: the prefix itself, when it is in the interval
+	switch {
+	case maxLower < 0 && k == len(lo):
+		r.end = lowPrefix + "\x00"
+	case maxLower < 0:
+		return keyRange{}, false
+	default:
+		r.end = lowPrefix + string(rune(maxLower+1))
+		if k < len(lo) {
+			least = lowPrefix + string(rune(minLower))
+		}
+	}
+	if least > r.start {
+		r.start = least
+	}
+	return r, r.start < r.end
+}
+
+func isNameChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // SweepDeletedTables removes, once more, the entities of every table deleted more than grace

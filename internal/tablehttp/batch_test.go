@@ -269,3 +269,18 @@ func TestConcurrentBatchesAndWritesSerialise(t *testing.T) {
 		t.Fatalf("shared entities carry tags %v; %d own entities for %d applied batches", tags, own, applied)
 	}
 }
+
+func TestBatchQueryFailureCarriesTheOperationIndex(t *testing.T) {
+	s := newRawServer(t)
+	s.createTable("bqmiss")
+	var b strings.Builder
+	b.WriteString("--batch_q\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+	b.WriteString("GET " + s.srv.URL + "/devstoreaccount1/bqmiss(PartitionKey='p',RowKey='none') HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n")
+	b.WriteString("--batch_q--\r\n")
+	resp := s.do("POST", "/$batch", map[string]string{"Content-Type": "multipart/mixed; boundary=batch_q"}, b.String())
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 202 || !strings.Contains(string(body), "HTTP/1.1 404 Not Found") ||
+		!strings.Contains(string(body), `"code":"ResourceNotFound","message":{"lang":"en-US","value":"0:The specified resource does not exist.\nRequestId:`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}

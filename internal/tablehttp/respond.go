@@ -1,7 +1,6 @@
 package tablehttp
 
 import (
-	"encoding/xml"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -21,60 +20,28 @@ var jsonContentType = map[edm.Metadata][]string{
 	edm.FullMetadata:    {"application/json;odata=fullmetadata;streaming=true;charset=utf-8"},
 }
 
-// negotiate picks the JSON metadata level from $format, else Accept. A missing or generic
-// Accept gets minimal metadata, as the real service answers Accept: application/json. Atom is
-// not served: modern service versions refuse it too.
-func negotiate(rq *request) (edm.Metadata, error) {
-	spec := rq.query.Get("$format")
-	if spec == "" {
-		spec = rq.r.Header.Get("Accept")
-	}
-	return negotiateHeader(spec)
-}
+// errorStyle is the form of an error body.
+type errorStyle uint8
 
-// negotiateHeader reads an Accept (or $format) value.
-func negotiateHeader(spec string) (edm.Metadata, error) {
-	if spec == "" {
-		return edm.MinimalMetadata, nil
-	}
-	sawAtom := false
-	for _, item := range strings.Split(spec, ",") {
-		mt, params, _ := strings.Cut(strings.TrimSpace(item), ";")
-		mt = strings.ToLower(strings.TrimSpace(mt))
-		switch mt {
-		case "application/json", "application/*", "*/*", "json":
-			level := "minimalmetadata"
-			for _, p := range strings.Split(params, ";") {
-				k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
-				if strings.EqualFold(k, "odata") {
-					level = strings.ToLower(strings.TrimSpace(v))
-				}
-			}
-			switch level {
-			case "nometadata":
-				return edm.NoMetadata, nil
-			case "minimalmetadata":
-				return edm.MinimalMetadata, nil
-			case "fullmetadata":
-				return edm.FullMetadata, nil
-			case "verbose":
-				return 0, azerr.Newf(azerr.Code("JsonVerboseFormatNotSupported"), "The verbose JSON format is not supported; use odata=nometadata, minimalmetadata or fullmetadata.")
-			}
-		case "application/atom+xml", "application/xml", "atom":
-			sawAtom = true
-		}
-	}
-	if sawAtom {
-		return 0, azerr.New(azerr.AtomFormatNotSupported)
-	}
-	return edm.MinimalMetadata, nil
-}
+const (
+	errorsXML       errorStyle = iota // <m:error> in the metadata namespace, application/xml
+	errorsJSON                        // {"odata.error":...}
+	errorsLegacyXML                   // <error xmlns="...metadata">, before version 2013-08-15
+)
 
-// acceptsJSON decides the error format before routing: JSON unless the client asked for XML
-// only.
-func acceptsJSON(query url.Values, h http.Header) bool {
+// errorStyleOf decides the error format before routing: under versions before 2013-08-15 the
+// legacy XML document, which the service then wrote for every error (the storage emulator
+// picks its XML error writer by version alone); otherwise JSON unless the client asked for
+// XML only.
+func errorStyleOf(version string, query url.Values, h http.Header) errorStyle {
+	if version != "" && version < versionJSON {
+		return errorsLegacyXML
+	}
 	spec := query.Get("$format") + h.Get("Accept")
-	return spec == "" || strings.Contains(strings.ToLower(spec), "json") || strings.Contains(spec, "*/*")
+	if spec == "" || strings.Contains(strings.ToLower(spec), "json") || strings.Contains(spec, "*/*") {
+		return errorsJSON
+	}
+	return errorsXML
 }
 
 // fail writes err as Azure writes errors: status, x-ms-error-code, and an odata.error JSON or
@@ -83,57 +50,75 @@ func (rq *request) fail(err error) {
 	e := azerr.As(err)
 	if e.Status == http.StatusInternalServerError {
 		// The cause stays in the server log; the client learns only that it may retry.
-		rq.log.Error("request failed", "request_id", rq.id, "method", rq.r.Method, "url", rq.r.URL.String(), "err", err)
+		rq.log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "err", err)
 	}
-	h := rq.w.Header()
+	h := rq.W.Header()
 	for k, v := range e.Header {
 		h[k] = v
 	}
 	h.Set("x-ms-error-code", string(e.Code))
-	if rq.r.Method == http.MethodHead {
-		rq.w.WriteHeader(e.Status)
+	if rq.R.Method == http.MethodHead {
+		rq.W.WriteHeader(e.Status)
 		return
 	}
-	body := errorBody(e, rq.id, rq.jsonErrors)
-	if rq.jsonErrors {
+	body := errorBodyWithIndex(e, rq.ID, rq.errors, -1)
+	switch rq.errors {
+	case errorsJSON:
 		h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Content-Type-Options", "nosniff")
-	} else {
+	case errorsXML:
 		h.Set("Content-Type", "application/xml")
+	case errorsLegacyXML:
+		// The 2011-08-18 errors recorded from the real service carry Cache-Control but no
+		// Content-Type (azure-sdk-for-node tableservice-tests recordings: 409
+		// TableAlreadyExists, 412 UpdateConditionNotSatisfied); nil keeps net/http from
+		// sniffing one.
+		h.Set("Cache-Control", "no-cache")
+		h["Content-Type"] = nil
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	rq.w.WriteHeader(e.Status)
-	_, _ = rq.w.Write(body)
+	rq.W.WriteHeader(e.Status)
+	_, _ = rq.W.Write(body)
 }
 
 // errorBody renders an error outside a changeset.
-func errorBody(e *azerr.Error, requestID string, asJSON bool) []byte {
-	return errorBodyWithIndex(e, requestID, asJSON, -1)
+func errorBody(e *azerr.Error, requestID string, style errorStyle) []byte {
+	return errorBodyWithIndex(e, requestID, style, -1)
 }
 
 // errorBodyWithIndex renders an error; an index ≥ 0, the failing operation of a $batch,
 // prefixes the message as "index:".
-func errorBodyWithIndex(e *azerr.Error, requestID string, asJSON bool, index int) []byte {
+func errorBodyWithIndex(e *azerr.Error, requestID string, style errorStyle, index int) []byte {
 	msg := e.Message
 	if index >= 0 {
 		msg = strconv.Itoa(index) + ":" + msg
 	}
-	msg += "\nRequestId:" + requestID + "\nTime:" + edm.TicksOf(time.Now()).String()
-	if asJSON {
+	// Azure writes the time with all seven fraction digits: Time:2021-08-02T18:01:40.3296350Z.
+	msg += "\nRequestId:" + requestID + "\nTime:" + string(edm.TicksOf(time.Now()).AppendText(nil, true))
+	switch style {
+	case errorsJSON:
 		b := []byte(`{"odata.error":{"code":`)
 		b = strconv.AppendQuote(b, string(e.Code))
 		b = append(b, `,"message":{"lang":"en-US","value":`...)
 		b = appendJSONString(b, msg)
 		return append(b, "}}}"...)
+	case errorsLegacyXML:
+		// As recorded from the real service under version 2011-08-18 (azure-sdk-for-node
+		// tableservice-tests): indented, CRLF between elements, the message's own line breaks
+		// literal.
+		b := []byte(atomDeclaration + `<error xmlns="` + edm.MetadataNamespace + `">` + "\r\n  <code>")
+		b = edm.AppendXMLText(b, string(e.Code))
+		b = append(b, "</code>\r\n  <message xml:lang=\"en-US\">"...)
+		b = edm.AppendXMLText(b, msg)
+		return append(b, "</message>\r\n</error>"...)
 	}
-	var sb strings.Builder
-	sb.WriteString(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
-	_ = xml.EscapeText(&sb, []byte(e.Code))
-	sb.WriteString(`</m:code><m:message xml:lang="en-US">`)
-	_ = xml.EscapeText(&sb, []byte(msg))
-	sb.WriteString(`</m:message></m:error>`)
-	return []byte(sb.String())
+	// The line breaks before RequestId and Time stay literal, as in Azure's XML errors.
+	b := []byte(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
+	b = edm.AppendXMLText(b, string(e.Code))
+	b = append(b, `</m:code><m:message xml:lang="en-US">`...)
+	b = edm.AppendXMLText(b, msg)
+	return append(b, `</m:message></m:error>`...)
 }
 
 // appendJSONString appends s as a JSON string literal.
@@ -171,13 +156,13 @@ var (
 
 // writeJSON sends a 200/201 OData JSON body at the given metadata level.
 func (rq *request) writeJSON(status int, level edm.Metadata, body []byte) {
-	h := rq.w.Header()
+	h := rq.W.Header()
 	h["Content-Type"] = jsonContentType[level]
 	h["Cache-Control"] = noCacheValue
 	h["X-Content-Type-Options"] = noSniffValue
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	rq.w.WriteHeader(status)
-	_, _ = rq.w.Write(body)
+	rq.W.WriteHeader(status)
+	_, _ = rq.W.Write(body)
 }
 
 // bodyBuffers recycles response bodies: a point read's kilobyte of JSON, or a query page's
@@ -200,9 +185,9 @@ func (rq *request) writeBuiltJSON(status int, level edm.Metadata, build func([]b
 
 // writeEmpty sends a bodiless response.
 func (rq *request) writeEmpty(status int) {
-	h := rq.w.Header()
+	h := rq.W.Header()
 	h["Cache-Control"] = noCacheValue
 	h["X-Content-Type-Options"] = noSniffValue
 	h["Content-Length"] = zeroLengthValue
-	rq.w.WriteHeader(status)
+	rq.W.WriteHeader(status)
 }

@@ -10,18 +10,18 @@ import (
 
 // route dispatches an authenticated request to its operation.
 func (s *Server) route(rq *request) error {
-	res, err := parseResource(rq.path)
+	res, err := parseResource(rq.Path)
 	if err != nil {
 		return err
 	}
-	method, err := tunnelledMethod(rq.r.Method, rq.r.Header)
+	method, err := tunnelledMethod(rq.R.Method, rq.R.Header)
 	if err != nil {
 		return err
 	}
-	if rq.secondary && method != http.MethodGet && method != http.MethodHead && res.kind != resBatch {
-		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.account)
+	if rq.Secondary && method != http.MethodGet && method != http.MethodHead && res.kind != resBatch {
+		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.Account)
 	}
-	q := rq.query
+	q := rq.Query
 	if res.kind == resService || q.Has("comp") || q.Has("restype") {
 		return s.routeXML(rq, res, method)
 	}
@@ -62,12 +62,20 @@ func (s *Server) route(rq *request) error {
 			return s.writeEntity(rq, res, method)
 		}
 	}
-	return azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s %s.", method, rq.path)
+	return azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s %s.", method, rq.Path)
 }
 
 // authorized runs handler if the request's grant allows op.
-func (s *Server) authorized(rq *request, op auth.Operation, table, pk, rk string, handler func(*request) error) error {
-	if err := rq.grant.Authorize(op, table, pk, rk); err != nil {
+func (s *Server) authorized(rq *request, op *auth.Operation, table, pk, rk string, handler func(*request) error) error {
+	if err := rq.Note(op.Name, table); err != nil {
+		return err
+	}
+	if pk != "" {
+		if err := rq.NotePartition(pk); err != nil {
+			return err
+		}
+	}
+	if err := rq.grant.Authorize(op, auth.Target{Name: table, PartitionKey: pk, RowKey: rk}); err != nil {
 		return err
 	}
 	return handler(rq)

@@ -2,6 +2,7 @@ package tablehttp
 
 import (
 	"io"
+	"regexp"
 	"testing"
 )
 
@@ -71,11 +72,31 @@ func TestXMLOperationErrors(t *testing.T) {
 		{"unknown CORS method", "PUT", "/?restype=service&comp=properties", map[string]string{"Content-Type": "application/xml"}, "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>FETCH</AllowedMethods><AllowedHeaders></AllowedHeaders><ExposedHeaders></ExposedHeaders><MaxAgeInSeconds>1</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>", 400, "InvalidXmlNodeValue"},
 		{"DELETE on properties", "DELETE", "/?restype=service&comp=properties", nil, "", 405, "UnsupportedHttpVerb"},
 		{"unknown comp", "GET", "/?restype=service&comp=frobnicate", nil, "", 400, "InvalidQueryParameterValue"},
-		{"stats", "GET", "/?restype=service&comp=stats", nil, "", 200, ""},
+		{"stats on the primary endpoint", "GET", "/?restype=service&comp=stats", nil, "", 400, "InvalidQueryParameterValue"},
 	})
 	resp := s.do("GET", "/acltable?comp=acl", nil, "")
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || string(body) != `<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers />` {
 		t.Fatalf("empty ACL: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestServiceStatsAnswerOnlyOnTheSecondary pins Azure's answer to Get Table Service Stats: the
+// geo-replication status on the -secondary endpoint, and on the primary a 400
+// InvalidQueryParameterValue in the XML error form with Azure's exact message (quoted in
+// Azure/azure-cosmos-table-dotnet#26).
+func TestServiceStatsAnswerOnlyOnTheSecondary(t *testing.T) {
+	s := newRawServer(t)
+	resp := s.doSecondary("GET", "/?restype=service&comp=stats", "")
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/xml" ||
+		!regexp.MustCompile(`^<\?xml version="1.0" encoding="utf-8"\?><StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT</LastSyncTime></GeoReplication></StorageServiceStats>$`).Match(body) {
+		t.Fatalf("secondary: %d %s", resp.StatusCode, body)
+	}
+	resp = s.do("GET", "/?restype=service&comp=stats", nil, "")
+	body, _ = io.ReadAll(resp.Body)
+	want := regexp.MustCompile(`^<\?xml version="1.0" encoding="utf-8"\?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>InvalidQueryParameterValue</m:code><m:message xml:lang="en-US">Value for one of the query parameters specified in the request URI is invalid.\nRequestId:[0-9a-f-]{36}\nTime:[0-9T:.-]+Z</m:message></m:error>$`)
+	if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidQueryParameterValue" || !want.Match(body) {
+		t.Fatalf("primary: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 }

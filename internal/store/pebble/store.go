@@ -66,9 +66,14 @@ type Store struct {
 	stopClosing context.CancelFunc
 
 	guard store.CloseGuard
+
+	objects objectFiles // objects.go
 }
 
-var _ store.Exclusive = (*Store)(nil)
+var (
+	_ store.Exclusive = (*Store)(nil)
+	_ store.Objects   = (*Store)(nil)
+)
 
 // ExclusiveToProcess implements store.Exclusive: Pebble locks the directory it opens.
 func (s *Store) ExclusiveToProcess() {}
@@ -163,6 +168,13 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 		return nil, fmt.Errorf("pebble store: open %q: %w", dir, r.err)
 	}
 	s.db = r.db
+	objects, err := openObjectFiles(fs, dir)
+	if err != nil {
+		s.db.Close()
+		s.stopClosing()
+		return nil, err
+	}
+	s.objects = objects
 	s.space.owed = func() int64 {
 		if s.guard.Enter(s.closing) != nil {
 			return 0 // closing
@@ -492,6 +504,14 @@ func (s *Store) admit(mutations []store.Mutation, keys [][]byte) error {
 		return nil
 	}
 	return s.space.admit(size)
+}
+
+// admitGrowth is admit for a write of n bytes that adds data (an object).
+func (s *Store) admitGrowth(n int64) error {
+	if err := s.failure.get(); err != nil {
+		return fmt.Errorf("pebble store: the disk failed, writes are refused until restart: %w", err)
+	}
+	return s.space.admit(n)
 }
 
 // write runs fn, which applies a batch and waits for its fsync, on a goroutine of its own,

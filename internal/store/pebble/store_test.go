@@ -340,6 +340,9 @@ func TestWALReplaysFromCopyOfOpenStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
+		if e.IsDir() {
+			continue // the objects directory: this test is about records
+		}
 		if err := copyFile(filepath.Join(dir, e.Name()), filepath.Join(cp, e.Name())); err != nil {
 			t.Fatal(err)
 		}

@@ -27,8 +27,23 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 		value         bytea NOT NULL,
 		PRIMARY KEY (space, partition_key, row_key)
 	)`),
-	// Version 2: the primary key becomes (key_head, key_hash) (see keys.go), because a
-	// btree entry cannot hold every key Azure accepts: PartitionKey and RowKey of 450 CJK
+	// Version 2: objects (objects.go). tabula_objects has a row per object, and per PutObject
+	// in progress or abandoned (size NULL until the object is complete); tabula_object_chunks
+	// holds the bytes in rows of up to objectChunkBytes, keyed by the object and the offset of
+	// the chunk's first byte, so that a range read is an index lookup of the chunk holding its
+	// first byte, then a range scan.
+	execMigration(`CREATE TABLE tabula_objects (
+		id   bytea PRIMARY KEY,
+		size int8
+	);
+	CREATE TABLE tabula_object_chunks (
+		id   bytea NOT NULL,
+		off  int8  NOT NULL,
+		data bytea NOT NULL,
+		PRIMARY KEY (id, off)
+	)`),
+	// Version 3: the records' primary key becomes (key_head, key_hash) (see keys.go), because
+	// a btree entry cannot hold every key Azure accepts: PartitionKey and RowKey of 450 CJK
 	// characters each already exceeded it. The existing rows get their columns computed here.
 	keyHeadMigration,
 }

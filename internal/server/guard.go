@@ -1,0 +1,134 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/uuid"
+)
+
+// guardBody cuts request bodies that stop arriving: a read of the body waits at most stall
+// for the next bytes. The deadline is renewed while the handler reads, so a body may take
+// as long as it needs in all, and is cleared once the body is read, so that a long response
+// after it is not cut (net/http's background read of the connection would otherwise time out
+// and cancel the request).
+func guardBody(h http.Handler, stall time.Duration) http.Handler {
+	if stall <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+			r.Body = &stallGuardedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), stall: stall}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+type stallGuardedBody struct {
+	io.ReadCloser
+	rc      *http.ResponseController
+	stall   time.Duration
+	renewAt time.Time // when the deadline is next pushed back
+	done    bool
+}
+
+func (b *stallGuardedBody) Read(p []byte) (int, error) {
+	if b.done {
+		return b.ReadCloser.Read(p)
+	}
+	// The deadline runs only while the handler waits for bytes: a handler busy elsewhere
+	// between reads (writing what it read to disk) does not count against the client.
+	if now := time.Now(); now.After(b.renewAt) {
+		if b.rc.SetReadDeadline(now.Add(b.stall)) != nil {
+			b.done = true // not a connection that takes deadlines (a test recorder): no guard
+		}
+		b.renewAt = now.Add(b.stall / 4)
+	}
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF:
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		b.done = true
+		// 408 rather than OperationTimedOut's usual 500: the client stalled, not the server,
+		// and every SDK retries a 408.
+		e := azerr.Newf(azerr.OperationTimedOut, "The operation could not be completed within the permitted time: no byte of the request body arrived for %s.", b.stall)
+		e.Status = http.StatusRequestTimeout
+		return n, e
+	}
+	return n, err
+}
+
+// azureConn rewrites the plain-text refusals net/http writes on its own, before any handler
+// runs, into the service's Azure error response: a header block too large (431), a malformed
+// request (400), an unsupported transfer coding (501). net/http writes each as one Write of
+// "HTTP/1.1 <status>" + a fixed text/plain, Connection: close header + text; nothing else
+// Tabula writes has that shape.
+type azureConn struct {
+	net.Conn
+	errorBody func(*azerr.Error, string) (string, []byte)
+}
+
+const plainErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+func (c *azureConn) Write(p []byte) (int, error) {
+	if c.errorBody != nil && bytes.HasPrefix(p, []byte("HTTP/1.1 ")) {
+		if resp, ok := c.azureResponse(p); ok {
+			if _, err := c.Conn.Write(resp); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// ReadFrom keeps net/http's zero-copy path (sendfile, splice) for bodies copied from files.
+func (c *azureConn) ReadFrom(r io.Reader) (int64, error) { return io.Copy(c.Conn, r) }
+
+func (c *azureConn) azureResponse(p []byte) ([]byte, bool) {
+	statusLine, rest, ok := strings.Cut(string(p), plainErrorHeaders)
+	if !ok || strings.Contains(statusLine, "\r\n") {
+		return nil, false
+	}
+	status, err := strconv.Atoi(strings.TrimPrefix(statusLine, "HTTP/1.1 ")[:3])
+	if err != nil {
+		return nil, false
+	}
+	var e *azerr.Error
+	switch status {
+	case http.StatusRequestHeaderFieldsTooLarge:
+		// Azure's front end answers an oversized header block 400; no Azure code names it, and
+		// InvalidHeaderValue is the one clients know for a header problem.
+		e = azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: the request's header block is larger than this server accepts.")
+	case http.StatusNotImplemented:
+		e = azerr.Newf(azerr.NotImplemented, "The requested operation is not implemented on the specified resource: %s.", rest)
+	default:
+		if status/100 != 4 {
+			return nil, false
+		}
+		e = azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: %s.", rest)
+		e.Status = status
+	}
+	id := uuid.New()
+	contentType, body := c.errorBody(e, id)
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 " + strconv.Itoa(e.Status) + " " + http.StatusText(e.Status) + "\r\n")
+	b.WriteString("Content-Type: " + contentType + "\r\n")
+	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
+	b.WriteString("x-ms-error-code: " + string(e.Code) + "\r\n")
+	b.WriteString("x-ms-request-id: " + id + "\r\n")
+	b.WriteString("Date: " + time.Now().UTC().Format(http.TimeFormat) + "\r\n")
+	b.WriteString("Connection: close\r\n\r\n")
+	b.Write(body)
+	return b.Bytes(), true
+}

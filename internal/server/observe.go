@@ -1,0 +1,403 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/faults"
+	"github.com/tabula-dev/tabula/internal/metrics"
+)
+
+// RequestLog says which requests get a log line. The zero value logs none.
+type RequestLog struct {
+	// Logger receives the lines; nil logs none.
+	Logger *slog.Logger
+	// ErrorsOnly logs only requests answered with a status of 400 or more.
+	ErrorsOnly bool
+	// SampleEvery logs one in this many successful requests (0 and 1: every one); failed
+	// requests are always logged.
+	SampleEvery uint64
+
+	seen atomic.Uint64
+}
+
+// wants reports whether a request answered with status gets a line.
+func (l *RequestLog) wants(status int) bool {
+	if l == nil || l.Logger == nil {
+		return false
+	}
+	if status >= 400 || status == 0 {
+		return true
+	}
+	if l.ErrorsOnly {
+		return false
+	}
+	return l.SampleEvery <= 1 || l.seen.Add(1)%l.SampleEvery == 0
+}
+
+// record is what one request's log line and metrics are made of. The observing middleware
+// creates it; the service's handler fills in what only it knows through its Request.
+type record struct {
+	service   string
+	requestID string
+	account   string
+	operation string
+	resource  string
+	partition string
+	attrs     []slog.Attr
+
+	faults *faults.Set
+	// after is a fault to inject once the handler has applied the operation; its answer is
+	// then discarded.
+	after *faults.Hit
+}
+
+// observe wraps an endpoint's handler: it times each request, counts its bytes, and when it
+// is answered writes its log line and updates the metrics.
+func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) http.Handler {
+	service := e.Name
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &responseRecorder{ResponseWriter: w}
+		rec := &rw.rec
+		rec.service = service
+		if !faultSet.Empty() {
+			rec.faults = faultSet
+		}
+		var body *countingBody
+		if r.Body != nil && r.Body != http.NoBody {
+			body = &countingBody{ReadCloser: r.Body}
+			r.Body = body
+		}
+		defer func() {
+			// A fault that closes the connection unwinds with http.ErrAbortHandler: the
+			// request still gets its line and counts before net/http closes it.
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler && rec.faults != nil {
+					finish(w, r, rw, rec, body, start, log, true)
+				}
+				panic(p)
+			}
+		}()
+		h.ServeHTTP(rw, r)
+		if rec.after != nil {
+			injectAfter(rw, w, rec, e.ErrorBody)
+		}
+		finish(w, r, rw, rec, body, start, log, false)
+	})
+}
+
+// finish counts a request and writes its log line. A request whose connection a fault closed
+// (aborted) counts with status 0.
+func finish(w http.ResponseWriter, r *http.Request, rw *responseRecorder, rec *record, body *countingBody, start time.Time, log *RequestLog, aborted bool) {
+	service := rec.service
+	{
+		elapsed := time.Since(start)
+		status := rw.status
+		if status == 0 && !aborted {
+			status = http.StatusOK
+		}
+		var in int64
+		if body != nil {
+			in = body.n
+		}
+		counted := countersFor(service, rec.operation, status)
+		counted.requests.Inc()
+		counted.duration.Observe(elapsed.Seconds())
+		if in > 0 {
+			metrics.RequestBytes.WithLabelValues(service).Add(float64(in))
+		}
+		if rw.bytes > 0 {
+			metrics.ResponseBytes.WithLabelValues(service).Add(float64(rw.bytes))
+		}
+		if !log.wants(status) {
+			return
+		}
+		attrs := append(make([]slog.Attr, 0, 12+len(rec.attrs)),
+			slog.String("request_id", rec.requestID),
+			slog.String("service", service),
+			slog.String("account", rec.account),
+			slog.String("op", rec.operation),
+			slog.String("resource", rec.resource),
+			slog.String("method", r.Method),
+			slog.Int("status", status),
+		)
+		if code := errorCode(w.Header()); code != "" {
+			attrs = append(attrs, slog.String("error", code))
+		}
+		attrs = append(attrs,
+			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
+			slog.Int64("in", in),
+			slog.Int64("out", rw.bytes),
+			slog.String("client", r.RemoteAddr),
+		)
+		attrs = append(attrs, rec.attrs...)
+		level := slog.LevelInfo
+		if status >= 500 || status == 0 {
+			level = slog.LevelWarn
+		}
+		log.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+	}
+}
+
+// errorCode is the response's x-ms-error-code, which handlers may have set under its
+// canonical name or, as Azure spells it, in lower case.
+func errorCode(h http.Header) string {
+	if v := h["x-ms-error-code"]; len(v) > 0 {
+		return v[0]
+	}
+	return h.Get("x-ms-error-code")
+}
+
+// recordOf returns the record of the request answered through w, or a throw-away one when the
+// request is not observed (a handler driven directly by a test). The record travels with the
+// response writer rather than the request's context: a new context would copy the request.
+func recordOf(w http.ResponseWriter) *record {
+	if rw, ok := w.(*responseRecorder); ok {
+		return &rw.rec
+	}
+	return &record{}
+}
+
+// requestCounters are the metrics of one (service, operation, status), looked up once: finding
+// them by label values on every request would hash the labels each time.
+type requestCounters struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+type countersKey struct {
+	service, operation string
+	status             int
+}
+
+var counters sync.Map // countersKey → *requestCounters
+
+func countersFor(service, operation string, status int) *requestCounters {
+	key := countersKey{service, operation, status}
+	if c, ok := counters.Load(key); ok {
+		return c.(*requestCounters)
+	}
+	c := &requestCounters{
+		requests: metrics.Requests.WithLabelValues(service, operation, strconv.Itoa(status)),
+		duration: metrics.RequestDuration.WithLabelValues(service, operation),
+	}
+	actual, _ := counters.LoadOrStore(key, c)
+	return actual.(*requestCounters)
+}
+
+// Note names what the request does for its log line, its metrics and the fault rules: the
+// operation in Azure's words ("Insert Entity", "Put Blob") and the table, container or queue
+// it addresses. An error is a fault injected before the operation: the handler answers it
+// instead of applying the operation. (A fault that closes the connection does not return.)
+func (rq *Request) Note(operation, resource string) error {
+	rq.rec.operation, rq.rec.resource = operation, resource
+	return rq.injectFault(false)
+}
+
+// NotePartition names the partition (PartitionKey) the request acts on, for fault rules
+// that name one; its error is Note's.
+func (rq *Request) NotePartition(partition string) error {
+	rq.rec.partition = partition
+	return rq.injectFault(true)
+}
+
+// injectFault applies the first fault rule that hits the request so far described: before the
+// operation it fails, delays or cuts the request here; after it, it is noted for observe.
+func (rq *Request) injectFault(partitioned bool) error {
+	rec := rq.rec
+	if rec.faults == nil || rec.after != nil {
+		return nil
+	}
+	hit, ok := rec.faults.Match(faults.Request{Service: rec.service, Operation: rec.operation, Account: rec.account,
+		Resource: rec.resource, Partition: rec.partition}, partitioned)
+	if !ok {
+		return nil
+	}
+	rec.attrs = append(rec.attrs, slog.String("fault", hit.Rule))
+	if hit.After {
+		rec.after = &hit
+		if rw, ok := rq.W.(*responseRecorder); ok && hit.Action != faults.ActionLatency {
+			rw.discard = true
+		}
+		return nil
+	}
+	switch hit.Action {
+	case faults.ActionError:
+		return hit.Err
+	case faults.ActionClose:
+		panic(http.ErrAbortHandler) // net/http closes the connection without an answer
+	case faults.ActionLatency:
+		select {
+		case <-time.After(hit.Latency):
+		case <-rq.R.Context().Done():
+		}
+	}
+	return nil
+}
+
+// injectAfter applies a fault noted for after the operation: the handler's answer, discarded,
+// is replaced by the fault's.
+func injectAfter(rw *responseRecorder, w http.ResponseWriter, rec *record, errorBody func(*azerr.Error, string) (string, []byte)) {
+	hit := rec.after
+	switch hit.Action {
+	case faults.ActionLatency:
+		time.Sleep(hit.Latency)
+	case faults.ActionClose:
+		panic(http.ErrAbortHandler)
+	case faults.ActionError:
+		h := w.Header()
+		for k := range h {
+			switch k {
+			case "x-ms-request-id", "x-ms-version", "x-ms-client-request-id", "Date", "Server":
+			default:
+				delete(h, k)
+			}
+		}
+		h["x-ms-error-code"] = []string{string(hit.Err.Code)}
+		rw.discard, rw.status, rw.bytes = false, 0, 0
+		if errorBody == nil {
+			rw.WriteHeader(hit.Err.Status)
+			return
+		}
+		contentType, body := errorBody(hit.Err, rec.requestID)
+		h.Set("Content-Type", contentType)
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		rw.WriteHeader(hit.Err.Status)
+		_, _ = rw.Write(body)
+	}
+}
+
+// NoteAttrs adds facts to the request's log line (a query's plan and entities scanned).
+func (rq *Request) NoteAttrs(attrs ...slog.Attr) {
+	rq.rec.attrs = append(rq.rec.attrs, attrs...)
+}
+
+// responseRecorder notes the status and body size of a response. It passes on what net/http's
+// own writer offers: Unwrap for http.ResponseController (read deadlines), ReadFrom for
+// zero-copy bodies, Flush.
+type responseRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	rec    record
+	// discard swallows the handler's answer, which a fault injected after the operation
+	// replaces.
+	discard bool
+}
+
+func (w *responseRecorder) WriteHeader(code int) {
+	if w.discard {
+		return
+	}
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseRecorder) Write(p []byte) (int, error) {
+	if w.discard {
+		return len(p), nil
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *responseRecorder) ReadFrom(src io.Reader) (int64, error) {
+	if w.discard {
+		return io.Copy(io.Discard, src)
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	var n int64
+	var err error
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(src)
+	} else {
+		n, err = io.Copy(w.ResponseWriter, src)
+	}
+	w.bytes += n
+	return n, err
+}
+
+func (w *responseRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *responseRecorder) Flush() {
+	if w.discard {
+		return
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+// BufferedWriter batches log lines into few writes: one write per request line would cost a
+// system call per request. Lines reach the underlying writer within flushInterval, and at
+// Flush.
+type BufferedWriter struct {
+	mu  sync.Mutex
+	buf *bufio.Writer
+}
+
+// flushInterval bounds how late a log line appears.
+const flushInterval = 100 * time.Millisecond
+
+// NewBufferedWriter returns a BufferedWriter over w that flushes until ctx is done, and once
+// more then.
+func NewBufferedWriter(ctx context.Context, w io.Writer) *BufferedWriter {
+	b := &BufferedWriter{buf: bufio.NewWriterSize(w, 64<<10)}
+	go func() {
+		tick := time.NewTicker(flushInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				b.Flush()
+				return
+			case <-tick.C:
+				b.Flush()
+			}
+		}
+	}()
+	return b
+}
+
+func (b *BufferedWriter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// Flush writes out what is buffered.
+func (b *BufferedWriter) Flush() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_ = b.buf.Flush()
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/azerr"
+)
+
+// A handler as the services write them: Begin, Note, and an answer or an Azure error.
+func notingHandler(w http.ResponseWriter, r *http.Request) {
+	rq := &Request{}
+	Begin(rq, w, r, "2021-08-06")
+	if err := rq.ResolveAccount(accountsOf("devstoreaccount1")); err != nil {
+		WriteXMLError(rq, err, quiet)
+		return
+	}
+	rq.Note("Put Thing", "box")
+	rq.NoteAttrs(slog.Int("scanned", 7))
+	io.Copy(io.Discard, r.Body)
+	if strings.HasSuffix(r.URL.Path, "/fail") {
+		WriteXMLError(rq, azerr.New(azerr.ResourceNotFound), quiet)
+		return
+	}
+	w.Write([]byte("done"))
+}
+
+type accountsOf string
+
+func (a accountsOf) Account(name string) (auth.Account, bool) {
+	return auth.Account{}, name == string(a)
+}
+
+// logLines serves notingHandler with log and returns the decoded JSON lines written for the
+// requests paths (each a PUT with a 3-byte body).
+func logLines(t *testing.T, log func(*slog.Logger) *RequestLog, paths ...string) []map[string]any {
+	t.Helper()
+	var buf bytes.Buffer
+	g, err := Listen(Limits{}, quiet, Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: http.HandlerFunc(notingHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Log = log(slog.New(slog.NewJSONHandler(&buf, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Serve(ctx) }()
+	for _, p := range paths {
+		req, _ := http.NewRequest("PUT", "http://"+g.Addr("blob").String()+p, strings.NewReader("abc"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	cancel()
+	<-done
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+func TestOneLogLinePerRequest(t *testing.T) {
+	lines := logLines(t, func(l *slog.Logger) *RequestLog { return &RequestLog{Logger: l} },
+		"/devstoreaccount1/box/ok", "/devstoreaccount1/box/fail")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %v", len(lines), lines)
+	}
+	ok, failed := lines[0], lines[1]
+	for k, want := range map[string]any{"msg": "request", "service": "blob", "account": "devstoreaccount1", "op": "Put Thing",
+		"resource": "box", "method": "PUT", "status": 200.0, "in": 3.0, "out": 4.0, "scanned": 7.0} {
+		if ok[k] != want {
+			t.Errorf("%s = %v, want %v (line %v)", k, ok[k], want, ok)
+		}
+	}
+	if ok["request_id"] == "" || ok["ms"] == nil || ok["error"] != nil {
+		t.Errorf("line %v", ok)
+	}
+	if failed["status"] != 404.0 || failed["error"] != "ResourceNotFound" {
+		t.Errorf("failed line %v", failed)
+	}
+}
+
+func TestRequestLogCanBeLimitedToErrorsOrSampled(t *testing.T) {
+	paths := []string{"/devstoreaccount1/box/a", "/devstoreaccount1/box/fail", "/devstoreaccount1/box/b", "/devstoreaccount1/box/c", "/devstoreaccount1/box/d"}
+	if lines := logLines(t, func(l *slog.Logger) *RequestLog { return &RequestLog{Logger: l, ErrorsOnly: true} }, paths...); len(lines) != 1 || lines[0]["status"] != 404.0 {
+		t.Fatalf("errors only: %v", lines)
+	}
+	if lines := logLines(t, func(l *slog.Logger) *RequestLog { return &RequestLog{Logger: l, SampleEvery: 2} }, paths...); len(lines) != 3 {
+		t.Fatalf("1/2 of 4 successes and the failure: %d lines %v", len(lines), lines)
+	}
+	if lines := logLines(t, func(*slog.Logger) *RequestLog { return &RequestLog{} }, paths...); len(lines) != 0 {
+		t.Fatalf("off: %v", lines)
+	}
+}

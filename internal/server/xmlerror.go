@@ -1,0 +1,76 @@
+package server
+
+import (
+	"bytes"
+	"encoding/xml"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+)
+
+// xmlDeclaration opens every XML body of the Blob and Queue services: a UTF-8 byte order mark
+// and the declaration, as the real services write them.
+const xmlDeclaration = "\ufeff<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+
+// ErrorTime is how error messages end with the time of the failure, as Azure writes it.
+const ErrorTime = "2006-01-02T15:04:05.0000000Z"
+
+// AppendXMLErrorBody appends the Blob and Queue services' error document (blob.md §2.4):
+//
+//	<?xml ...?><Error><Code>…</Code><Message>…\nRequestId:…\nTime:…</Message>[details]</Error>
+//
+// An AuthenticationFailed message carries its reason on a second line (package auth); that
+// line becomes the AuthenticationErrorDetail element Azure sends.
+func AppendXMLErrorBody(b []byte, e *azerr.Error, requestID string, now time.Time) []byte {
+	msg, authDetail := e.Message, ""
+	if e.Code == azerr.AuthenticationFailed {
+		msg, authDetail, _ = strings.Cut(msg, "\n")
+	}
+	var buf bytes.Buffer
+	buf.WriteString(xmlDeclaration + "<Error><Code>")
+	_ = xml.EscapeText(&buf, []byte(e.Code))
+	buf.WriteString("</Code><Message>")
+	_ = xml.EscapeText(&buf, []byte(msg+"\nRequestId:"+requestID+"\nTime:"+now.UTC().Format(ErrorTime)))
+	buf.WriteString("</Message>")
+	if authDetail != "" {
+		buf.WriteString("<AuthenticationErrorDetail>")
+		_ = xml.EscapeText(&buf, []byte(authDetail))
+		buf.WriteString("</AuthenticationErrorDetail>")
+	}
+	for _, d := range e.Details {
+		buf.WriteString("<" + d.Name + ">")
+		_ = xml.EscapeText(&buf, []byte(d.Value))
+		buf.WriteString("</" + d.Name + ">")
+	}
+	buf.WriteString("</Error>")
+	return append(b, buf.Bytes()...)
+}
+
+// WriteXMLError answers rq with err as the Blob and Queue services do: status,
+// x-ms-error-code, and the XML error body (none for HEAD, where the code header is all a
+// client sees). An internal error's cause goes to log, not to the client.
+func WriteXMLError(rq *Request, err error, log *slog.Logger) {
+	e := azerr.As(err)
+	if e.Status >= 500 {
+		log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "status", e.Status, "err", err)
+	}
+	h := rq.W.Header()
+	for k, v := range e.Header {
+		h[k] = v
+	}
+	h["x-ms-error-code"] = []string{string(e.Code)}
+	if rq.R.Method == http.MethodHead {
+		h["Content-Length"] = []string{"0"}
+		rq.W.WriteHeader(e.Status)
+		return
+	}
+	body := AppendXMLErrorBody(nil, e, rq.ID, time.Now())
+	h["Content-Type"] = []string{"application/xml"}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	rq.W.WriteHeader(e.Status)
+	_, _ = rq.W.Write(body)
+}
