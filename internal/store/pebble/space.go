@@ -147,7 +147,7 @@ func (s *space) prepareOpen() error {
 			mib(avail), mib(need), mib(walBytes))
 	}
 	if avail < s.floor {
-		s.setFull(true, avail)
+		s.setFull(true, avail, 0)
 	}
 	return nil
 }
@@ -225,21 +225,23 @@ func (s *space) admit(n int64) error {
 // Pebble's metrics takes.
 func (s *space) measure() {
 	s.pending.Store(0)
-	avail, err := s.avail()
+	free, err := s.avail()
 	if err != nil {
 		return // keep the last state: a disk that cannot be measured now is no news
 	}
+	var owed int64
 	if s.owed != nil {
 		// What flushes and compactions will need is not free for new data: counting it
 		// stops writes while the compactions they call for still fit, instead of when the
 		// LSM can no longer be compacted and writes stall in Pebble.
-		avail -= s.owed()
+		owed = s.owed()
 	}
+	avail := free - owed
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.full.Load() {
 		if avail < s.floor {
-			s.setFull(true, avail)
+			s.setFull(true, free, owed)
 		} else if !s.haveReserve && avail >= s.floor+s.reserveBytes {
 			s.makeReserveLocked()
 		}
@@ -250,7 +252,7 @@ func (s *space) measure() {
 		need += s.reserveBytes
 	}
 	if avail >= need {
-		s.setFull(false, avail)
+		s.setFull(false, free, owed)
 		if !s.haveReserve {
 			s.makeReserveLocked()
 		}
@@ -289,24 +291,27 @@ func diskSaysNoSpace(err error) bool {
 // noSpace records that a write met "no space left on device".
 func (s *space) noSpace() {
 	if s.measurable {
-		s.setFull(true, -1)
+		s.setFull(true, -1, 0)
 	}
 }
 
-func (s *space) setFull(full bool, avail int64) {
+// setFull changes the full state and logs the change: free is the free space measured (-1
+// when a write met ENOSPC instead), owed what Pebble still has to write of it.
+func (s *space) setFull(full bool, free, owed int64) {
 	if s.full.Swap(full) == full {
 		return
 	}
-	if full {
-		free := "none"
-		if avail >= 0 {
-			free = mib(avail)
-		}
-		slog.Warn("the embedded store's disk is nearly full: writes that add data are refused (503 ServerBusy) until space is freed; reads, deleting entities and deleting tables still work",
-			"component", "pebble", "dir", s.dir, "free", free, "floor", mib(s.floor))
-	} else {
-		slog.Info("the embedded store has free disk space again: writes are accepted", "component", "pebble", "dir", s.dir, "free", mib(avail))
+	if !full {
+		slog.Info("the embedded store has free disk space again: writes are accepted", "component", "pebble", "dir", s.dir,
+			"free", mib(free), "owed_to_flushes_and_compactions", mib(owed))
+		return
 	}
+	msg := "the embedded store's disk is nearly full: writes that add data are refused (503 ServerBusy) until space is freed; reads, deleting entities and deleting tables still work"
+	if free < 0 {
+		slog.Warn(msg, "component", "pebble", "dir", s.dir, "free", "none: a write met ENOSPC")
+		return
+	}
+	slog.Warn(msg, "component", "pebble", "dir", s.dir, "free", mib(free), "owed_to_flushes_and_compactions", mib(owed), "floor", mib(s.floor))
 }
 
 // releaseReserve deletes the reserve file, if there is one, and reports whether it did.
