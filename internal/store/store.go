@@ -190,8 +190,7 @@ type Exclusive interface {
 // to the caller (Scan lends its values, see there), and no method retains the slices passed
 // to it. Errors caused by the backing storage being unreachable wrap ErrUnavailable; by it
 // being full, ErrFull; by a write whose outcome is unknown, ErrInDoubt; by a request it cannot
-// store, ErrRefused. No method waits indefinitely on failed storage: a call that cannot
-// complete returns an error within seconds.
+// store, ErrRefused.
 type Store interface {
 	// Get returns the record at key, or ErrNotFound.
 	Get(ctx context.Context, key Key) (Record, error)
@@ -217,8 +216,8 @@ type Store interface {
 	DeleteSpace(ctx context.Context, space string) error
 
 	// Close releases resources after in-flight calls have returned. Durable data remains.
-	// It returns within a bounded time whatever state the storage is in; if the storage
-	// fails to close in that time, Close returns an error and may leave resources behind
-	// (the process is expected to exit), never losing an acknowledged write.
+	// A backend may bound how long it waits (store/pebble does, so that a failed or stalled
+	// disk cannot hold up a shutdown): it then returns an error and may leave resources
+	// behind (the process is expected to exit), never losing an acknowledged write.
 	Close() error
 }
