@@ -90,6 +90,7 @@ type config struct {
 	dataDirIsDefault bool
 	inMemory         bool
 	storeURL         string
+	storeWait        time.Duration
 	accounts         string
 	consoleAddr      string
 	limits           server.Limits
@@ -123,6 +124,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.blobAddr, "blob-addr", envOr("TABULA_BLOB_ADDR", "127.0.0.1:10000"), "`HOST:PORT` to serve the blob endpoint on (env TABULA_BLOB_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
+	durationFlag(fs, &envErrsPre, &c.storeWait, "store-wait", "TABULA_STORE_WAIT", time.Minute, "how long start-up waits for an unreachable --store database, trying again and logging each attempt; 0 fails at once")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: /metrics (Prometheus), /healthz, /readyz, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
@@ -273,7 +275,7 @@ func openStore(ctx context.Context, c config) (st store.Backend, where string, e
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 			return nil, "", fmt.Errorf("--store: want a postgres:// URL, got %q", c.storeURL)
 		}
-		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{})
+		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{StartupWait: c.storeWait})
 		if err != nil {
 			return nil, "", fmt.Errorf("opening the PostgreSQL store at %s: %w", u.Redacted(), err)
 		}
