@@ -133,7 +133,7 @@ func (s *Service) writePages(ctx context.Context, p Path, r ByteRange, pieces []
 		if err != nil {
 			return nil, err
 		}
-		b.add(m)
+		b.add(m...)
 		out = st.public(p, now)
 		return b.m, nil
 	})

@@ -66,6 +66,9 @@ func (s *Server) putBlob(rq *request) error {
 	} else if h.Get("x-ms-blob-content-length") != "" {
 		return invalidHeader("x-ms-blob-content-length", h.Get("x-ms-blob-content-length"), "only page blobs take a size")
 	}
+	if err := bodyLimit(rq, "Put Blob", size); err != nil {
+		return err
+	}
 	b, sums, err := s.svc.PutBlob(rq.ctx, rq.path(), rq.R.Body, size, o)
 	if err != nil {
 		return err
@@ -381,7 +384,7 @@ func (s *Server) setBlobTier(rq *request) error {
 }
 
 func (s *Server) getBlobTags(rq *request) error {
-	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(rq.R.Header), blob.Conditions{})
+	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(rq.R.Header), blob.Conditions{IfTags: rq.R.Header.Get("x-ms-if-tags")})
 	if err != nil {
 		return err
 	}
@@ -402,17 +405,14 @@ func (s *Server) setBlobTags(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.SetBlobTags(rq.ctx, rq.path(), t, leaseID(rq.R.Header)); err != nil {
+	if err := s.svc.SetBlobTags(rq.ctx, rq.path(), t, leaseID(rq.R.Header), rq.R.Header.Get("x-ms-if-tags")); err != nil {
 		return err
 	}
 	return rq.done(http.StatusNoContent)
 }
 
-// undeleteBlob answers Undelete Blob. Without soft delete (DeleteRetentionPolicy is stored,
-// not applied) no blob is ever soft-deleted: undeleting a live blob succeeds and changes
-// nothing, as on Azure; a missing one is 404 BlobNotFound.
 func (s *Server) undeleteBlob(rq *request) error {
-	if _, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), "", blob.Conditions{}); err != nil {
+	if err := s.svc.UndeleteBlob(rq.ctx, rq.path()); err != nil {
 		return err
 	}
 	return rq.done(http.StatusOK)

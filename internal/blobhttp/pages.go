@@ -112,9 +112,14 @@ func (s *Server) getPageRanges(rq *request) error {
 	if r, ok := byteRange(h); ok {
 		o.Range = &r
 	}
-	var err error
-	if o.MaxResults, err = maxResults(rq); err != nil {
-		return err
+	if !rq.atLeast(versionPagedPageRanges) {
+		// Older versions answer every range at once.
+		o.Marker = ""
+	} else {
+		var err error
+		if o.MaxResults, err = maxResults(rq); err != nil {
+			return err
+		}
 	}
 	pr, err := s.svc.GetPageRanges(rq.ctx, rq.path(), o)
 	if err != nil {
@@ -180,6 +185,9 @@ func (s *Server) appendBlock(rq *request) error {
 		}
 		if size == 0 {
 			return invalidHeader("Content-Length", "0", "Append Block needs a body")
+		}
+		if err := bodyLimit(rq, "Append Block", size); err != nil {
+			return err
 		}
 		if o.Checksums, err = checksums(h); err != nil {
 			return err

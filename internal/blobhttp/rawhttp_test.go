@@ -31,7 +31,7 @@ func newRaw(e *env) *raw {
 	}
 	q, err := sas.AccountSignatureValues{
 		Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour),
-		Permissions:   (&sas.AccountPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Tag: true}).String(),
+		Permissions:   (&sas.AccountPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Tag: true, FilterByTags: true}).String(),
 		ResourceTypes: (&sas.AccountResourceTypes{Service: true, Container: true, Object: true}).String(),
 	}.SignWithSharedKey(cred)
 	if err != nil {
