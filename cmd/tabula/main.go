@@ -394,11 +394,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if sc, ok := st.(interface{ Collector() prometheus.Collector }); ok {
 			metrics.Register(sc.Collector())
 		}
-		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Tables: tables, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 		go func() { _ = consoleSrv.Serve(consoleLn) }()
 		defer consoleSrv.Close()
 		hostPort, _ := usableHostPort(consoleLn.Addr())
-		fmt.Fprintf(stdout, "  console: http://%s/ (metrics at /metrics)\n", hostPort)
+		fmt.Fprintf(stdout, "  console: http://%s/ (the web console; metrics at /metrics)\n", hostPort)
 		warnEveryInterface(stdout, "console", "http", consoleLn.Addr())
 	}
 
