@@ -26,9 +26,10 @@ import (
 var otherKey = base64.StdEncoding.EncodeToString([]byte("the other account's key"))
 
 type apiFixture struct {
-	url    string
-	tables *table.Service
-	faults *faults.Set
+	url      string
+	tables   *table.Service
+	faults   *faults.Set
+	insights *insight.Observer
 }
 
 // newAPI serves the console with the Table service, devstoreaccount1 and a second account.
@@ -43,9 +44,8 @@ func newAPI(t *testing.T, accounts ...auth.Account) *apiFixture {
 		other, _ := base64.StdEncoding.DecodeString(otherKey)
 		accounts = []auth.Account{auth.DevelopmentAccount(), {Name: "other", Keys: [][]byte{other}}}
 	}
-	f := &apiFixture{tables: table.New(st), faults: &faults.Set{}}
-	srv := httptest.NewServer(Handler(Options{Store: st, Tables: f.tables, Faults: f.faults, Accounts: accounts,
-		Insights: insight.New(insight.DefaultConfig(), nil)}))
+	f := &apiFixture{tables: table.New(st), faults: &faults.Set{}, insights: insight.New(insight.DefaultConfig(), nil)}
+	srv := httptest.NewServer(Handler(Options{Store: st, Tables: f.tables, Faults: f.faults, Accounts: accounts, Insights: f.insights}))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f

@@ -133,8 +133,11 @@ async function busy(button, promise) {
   }
 }
 
+// put replaces what el holds, skipping null, undefined and false.
+function put(el, ...nodes) { el.replaceChildren(...nodes.flat(Infinity).filter((x) => x != null && x !== false)); }
+
 // showIn replaces what box holds: an error, a notice, or nothing.
-function showIn(box, ...nodes) { box.replaceChildren(...nodes.filter(Boolean)); }
+const showIn = put;
 
 // A 401 from any call means the key is no longer good (rotated, or the server restarted with
 // other accounts): back to the sign-in form, saying why.
@@ -185,8 +188,12 @@ function href(...parts) {
 function renderSide(active) {
   const side = $('#side');
   if (!session.account) { side.replaceChildren(); return; }
-  const link = (key, label, hint) => h('a', { href: '#/' + key, class: active === key ? 'active' : null, title: hint }, label);
-  side.replaceChildren(
+  // A click on the section shown shows it afresh (the hash does not change, so no hashchange).
+  const link = (key, label, hint) => h('a', {
+    href: '#/' + key, class: active === key ? 'active' : null, title: hint,
+    onclick: () => { if (location.hash === '#/' + key) route(); },
+  }, label);
+  put(side,
     h('div', { class: 'side-head' }, 'Account'),
     h('div', { class: 'side-account' }, session.account),
     session.has('table') && link('tables', 'Tables', 'The Table service: tables and entities'),
@@ -311,7 +318,7 @@ const plans = {
 
 function tablePane(main, seq, table, q) {
   const filter = h('input', { id: 'q-filter', name: 'filter', value: q.get('filter') || '', placeholder: "PartitionKey eq 'eu' and Total gt 10", spellcheck: 'false' });
-  const select = h('input', { id: 'q-select', name: 'select', value: q.get('select') || '', placeholder: 'RowKey,Total (empty: all)', spellcheck: 'false' });
+  const select = h('input', { id: 'q-select', name: 'select', value: q.get('select') || '', placeholder: 'all properties', spellcheck: 'false' });
   const top = h('input', { id: 'q-top', name: 'top', type: 'number', min: 1, max: 1000, value: q.get('top') || '20' });
   const run = h('button', { class: 'primary', type: 'submit', id: 'q-run' }, 'Run query');
   const form = h('form', {
@@ -341,7 +348,7 @@ function tablePane(main, seq, table, q) {
       }));
       if (seq !== viewSeq) return null;
       showIn(box);
-      stats.replaceChildren(
+      put(stats,
         h('span', { class: 'plan plan-' + page.plan, title: plans[page.plan] || '' }, page.plan),
         h('span', {}, 'scanned ', h('b', { id: 'q-scanned' }, n(page.scanned))),
         h('span', {}, 'returned ', h('b', { id: 'q-returned' }, n(page.returned))),
@@ -530,7 +537,7 @@ function insightsPane(main, seq) {
       const others = data.findings.length - mine.length;
       showIn(box);
       when.textContent = 'updated ' + new Date().toLocaleTimeString() + ' · refreshes every 5 s';
-      list.replaceChildren(
+      put(list,
         mine.length === 0 ? h('p', { class: 'muted empty' }, 'Nothing to report: no finding over the last minute of traffic. Findings appear as the workload runs (the design guide judges the last minute).') : null,
         ...mine.map(findingCard),
         others > 0 ? h('p', { class: 'muted small' }, `${others} finding${others > 1 ? 's' : ''} for other accounts (sign in as them to see).`) : null);
@@ -644,7 +651,7 @@ function faultsPane(main, seq) {
     h('div', { class: 'pane-head' }, h('h1', {}, 'Fault rules')),
     h('p', { class: 'muted' }, 'Rules make chosen requests to the storage endpoints fail on purpose, to test an application\'s retries and error handling. They apply at once and are not kept across restarts (start with --faults FILE for that). Hits refresh every 5 s.'),
     box,
-    h('table', { class: 'grid', id: 'rules' }, h('thead', {}, h('tr', {}, ['Id', 'Hits requests', 'Then', 'Limits', 'Hits', ''].map((x) => h('th', {}, x)))), rows),
+    h('table', { class: 'grid', id: 'rules' }, h('thead', {}, h('tr', {}, ['Id', 'Matches', 'Then', 'Limits', 'Hits', ''].map((x) => h('th', {}, x)))), rows),
     form);
   load();
 }
