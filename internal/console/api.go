@@ -17,11 +17,13 @@ import (
 // a request — throttle, fault rules, insight observation — so that what an operator looks at
 // neither distorts the findings nor trips the faults the application is being tested with.
 //
+// The calls of a service are there when the console was given it (Options).
+//
 // Every call but GET /api/hello needs HTTP Basic with an account's name and one of its keys
 // (base64, as in connection strings); the calls under /api/accounts/{account}/ act on that
 // account only, and refuse the credentials of another. Bodies and answers are JSON.
 //
-//	GET    /api/hello                          {"services":["table"],"development":{"account","key"}}
+//	GET    /api/hello                          {"services":["table","blob"],"development":{"account","key"}}
 //	                                           (no credentials; development only while
 //	                                           devstoreaccount1 is hosted with its public key)
 //	GET    /api/accounts                       {"account": yours, "accounts": every hosted name}
@@ -35,7 +37,22 @@ import (
 //	PUT    /api/accounts/{a}/tables/{t}/entity?pk&rk  {"etag","properties"} → Entity
 //	                                           (Update Entity, If-Match etag; "*" for any version)
 //	DELETE /api/accounts/{a}/tables/{t}/entity?pk&rk&etag          → 204
+//	GET    /api/accounts/{a}/containers?prefix&top&next
+//	                                           {"containers":[{"name","lastModified","publicAccess","lease"}], "next"}
+//	POST   /api/accounts/{a}/containers        {"name"} → 201 {"name"}
+//	DELETE /api/accounts/{a}/containers/{c}    → 204
+//	GET    /api/accounts/{a}/containers/{c}/blobs?prefix&delimiter&top&next
+//	                                           {"prefixes":[...], "blobs":[Blob], "next"}
+//	PUT    /api/accounts/{a}/containers/{c}/blob?name[&overwrite=true]
+//	                                           the body, as a block blob of the request's
+//	                                           Content-Type → 201 Blob; 409 BlobAlreadyExists
+//	                                           without overwrite
+//	GET    /api/accounts/{a}/containers/{c}/blob?name   → the bytes, as an attachment
+//	DELETE /api/accounts/{a}/containers/{c}/blob?name[&snapshots=include] → 204
 //	GET|PUT|POST|DELETE /api/faults[/{id}]     the fault rules, as /admin/faults
+//
+// Blob is {"name", "type", "size", "contentType", "lastModified", "etag", "lease",
+// "accessTier"}.
 //
 // Entity is {"PartitionKey", "RowKey", "Timestamp", "etag", "properties": [{"name", "type",
 // "value"}]}: every value is text in the form the service writes it (Int64 and DateTime as
@@ -47,7 +64,7 @@ import (
 // A failure is {"error":{"code","message"}} with the status Azure would answer, and the
 // Azure code and message when the service refused.
 
-// maxAPIBody bounds a request body: an entity is at most 1 MiB as Azure counts it, and its
+// maxAPIBody bounds a JSON request body: an entity is at most 1 MiB as Azure counts it, and its
 // JSON text at most 4 MiB, the Table service's own cap on a request.
 const maxAPIBody = 4 << 20
 
@@ -149,6 +166,9 @@ func routeAPI(mux *http.ServeMux, o Options) {
 		if o.Tables != nil {
 			hello.Services = append(hello.Services, "table")
 		}
+		if o.Blobs != nil {
+			hello.Services = append(hello.Services, "blob")
+		}
 		if own.hostsDevelopmentAccount() {
 			hello.Development = map[string]string{"account": auth.DevelopmentAccountName, "key": auth.DevelopmentAccountKey}
 		}
@@ -171,6 +191,16 @@ func routeAPI(mux *http.ServeMux, o Options) {
 		mux.HandleFunc("GET /api/accounts/{account}/tables/{table}/entity", own.authenticated(t.entity))
 		mux.HandleFunc("PUT /api/accounts/{account}/tables/{table}/entity", own.authenticated(t.entity))
 		mux.HandleFunc("DELETE /api/accounts/{account}/tables/{table}/entity", own.authenticated(t.entity))
+	}
+	if o.Blobs != nil {
+		b := blobsAPI{o.Blobs}
+		mux.HandleFunc("GET /api/accounts/{account}/containers", own.authenticated(b.listContainers))
+		mux.HandleFunc("POST /api/accounts/{account}/containers", own.authenticated(b.createContainer))
+		mux.HandleFunc("DELETE /api/accounts/{account}/containers/{container}", own.authenticated(b.deleteContainer))
+		mux.HandleFunc("GET /api/accounts/{account}/containers/{container}/blobs", own.authenticated(b.listBlobs))
+		mux.HandleFunc("GET /api/accounts/{account}/containers/{container}/blob", own.authenticated(b.blobCall))
+		mux.HandleFunc("PUT /api/accounts/{account}/containers/{container}/blob", own.authenticated(b.blobCall))
+		mux.HandleFunc("DELETE /api/accounts/{account}/containers/{container}/blob", own.authenticated(b.blobCall))
 	}
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, azerr.Newf(azerr.ResourceNotFound, "The console's API has no call %s %s.", r.Method, r.URL.Path))

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
@@ -30,9 +31,11 @@ type apiFixture struct {
 	tables   *table.Service
 	faults   *faults.Set
 	insights *insight.Observer
+	blobs    *blob.Service
 }
 
-// newAPI serves the console with the Table service, devstoreaccount1 and a second account.
+// newAPI serves the console with the Table and Blob services, devstoreaccount1 and a second
+// account.
 func newAPI(t *testing.T, accounts ...auth.Account) *apiFixture {
 	t.Helper()
 	st, err := pebble.Open("", pebble.Options{InMemory: true})
@@ -44,8 +47,8 @@ func newAPI(t *testing.T, accounts ...auth.Account) *apiFixture {
 		other, _ := base64.StdEncoding.DecodeString(otherKey)
 		accounts = []auth.Account{auth.DevelopmentAccount(), {Name: "other", Keys: [][]byte{other}}}
 	}
-	f := &apiFixture{tables: table.New(st), faults: &faults.Set{}, insights: insight.New(insight.DefaultConfig(), nil)}
-	srv := httptest.NewServer(Handler(Options{Store: st, Tables: f.tables, Faults: f.faults, Accounts: accounts, Insights: f.insights}))
+	f := &apiFixture{tables: table.New(st), faults: &faults.Set{}, insights: insight.New(insight.DefaultConfig(), nil), blobs: blob.New(st, st)}
+	srv := httptest.NewServer(Handler(Options{Store: st, Tables: f.tables, Blobs: f.blobs, Faults: f.faults, Accounts: accounts, Insights: f.insights}))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f
@@ -119,7 +122,7 @@ func TestHelloOffersTheDevelopmentKeyOnlyWhileThatAccountIsHostedWithIt(t *testi
 		Development map[string]string
 	}
 	newAPI(t).as(t, "", "", "GET", "/api/hello", nil).decode(t, &hello)
-	if fmt.Sprint(hello.Services) != "[table]" || hello.Development["account"] != "devstoreaccount1" || hello.Development["key"] != auth.DevelopmentAccountKey {
+	if fmt.Sprint(hello.Services) != "[table blob]" || hello.Development["account"] != "devstoreaccount1" || hello.Development["key"] != auth.DevelopmentAccountKey {
 		t.Fatalf("%+v", hello)
 	}
 	for name, accounts := range map[string][]auth.Account{

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/faults"
 )
@@ -93,6 +97,16 @@ func newBrowser(t *testing.T, path string) *browser {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
 		t.Fatalf("starting %s: %v", path, err)
 	}
+	// The page confirms deletions; the test says yes.
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
@@ -225,12 +239,12 @@ func TestTheConsoleInChromium(t *testing.T) {
 	b.do("the right key", chromedp.SetValue(css("#login-key"), auth.DevelopmentAccountKey), chromedp.Click(css("#login-submit")))
 
 	// Tables, then browsing one page by page.
-	b.wait("the tables", `document.querySelector('#tables a.table-link')`)
+	b.wait("the tables", `document.querySelector('#tables a.item-link')`)
 	if got := b.text("#tables"); !strings.Contains(got, "orders") {
 		t.Errorf("tables %q", got)
 	}
 	b.shot("tables")
-	b.do("opening orders", chromedp.Click(css(`#tables a.table-link`)))
+	b.do("opening orders", chromedp.Click(css(`#tables a.item-link`)))
 	b.wait("the first page", `document.querySelectorAll('#entities tr.entity-row').length === 20`)
 	if got := b.text(".pager-info"); got != "Page 1 · entities 1–20" {
 		t.Errorf("pager says %q", got)
@@ -281,6 +295,63 @@ func TestTheConsoleInChromium(t *testing.T) {
 	if got := b.text("#e-etag"); got != edm.ETag(stored.Timestamp) {
 		t.Errorf("the page shows etag %q, the store has %q", got, edm.ETag(stored.Timestamp))
 	}
+
+	// Blobs: a file uploaded through the page, found in a folder, downloaded and deleted.
+	ctx := context.Background()
+	if _, err := f.blobs.CreateContainer(ctx, "devstoreaccount1", "docs", nil, blob.PrivateAccess); err != nil {
+		t.Fatal(err)
+	}
+	upload := filepath.Join(t.TempDir(), "report.txt")
+	if err := os.WriteFile(upload, []byte("quarterly figures\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("the containers", chromedp.Click(css(`#side a[href="#/containers"]`)))
+	b.wait("the containers", `document.querySelector('#containers a.item-link')`)
+	b.do("opening docs", chromedp.Click(css(`#containers a.item-link`)))
+	b.wait("an empty container", `document.querySelector('#blobs td.muted')`)
+	b.do("uploading", chromedp.SetUploadFiles(css("#b-files"), []string{upload}), chromedp.Click(css("#b-upload")))
+	b.wait("the uploaded blob", `document.querySelector('#blobs tr.blob[data-name="report.txt"]')`)
+	d, err := f.blobs.GetBlob(ctx, blob.Path{Account: "devstoreaccount1", Container: "docs", Name: "report.txt"}, blob.GetBlobOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(d.Body)
+	d.Body.Close()
+	if string(got) != "quarterly figures\n" || d.Blob.Properties.ContentType != "text/plain" {
+		t.Fatalf("stored %q as %s", got, d.Blob.Properties.ContentType)
+	}
+	if _, _, err := f.blobs.PutBlob(ctx, blob.Path{Account: "devstoreaccount1", Container: "docs", Name: "2024/q1.csv"}, strings.NewReader("a,b\n"), 4,
+		blob.PutBlobOptions{Type: blob.BlockBlob, Properties: blob.ContentProperties{ContentType: "text/csv"}}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("listing again", chromedp.Click(css(`.crumbs a[href="#/containers"]`)), chromedp.Click(css(`#containers a.item-link`)))
+	b.wait("the folder", `document.querySelector('#blobs tr.folder a')`)
+	b.shot("blobs")
+	b.do("downloading", chromedp.Click(css(`#blobs tr.blob[data-name="report.txt"] .b-download`)))
+	deadline := time.Now().Add(stepTimeout)
+	for {
+		if got, err := os.ReadFile(filepath.Join(downloads, "report.txt")); err == nil && string(got) == "quarterly figures\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(downloads)
+			t.Fatalf("no download of report.txt in %s: %v", downloads, entries)
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+	b.do("deleting", chromedp.Click(css(`#blobs tr.blob[data-name="report.txt"] .b-delete`)))
+	b.wait("the blob gone", `!document.querySelector('#blobs tr.blob[data-name="report.txt"]') && document.querySelector('#blob-feedback .notice')`)
+	if _, err := f.blobs.GetBlobProperties(ctx, blob.Path{Account: "devstoreaccount1", Container: "docs", Name: "report.txt"}, "", blob.Conditions{}); err == nil {
+		t.Error("report.txt is still stored")
+	}
+	b.do("into the folder", chromedp.Click(css(`#blobs tr.folder a`)))
+	b.wait("the folder's blob", `document.querySelector('#blobs tr.blob[data-name="2024/q1.csv"]')`)
 
 	// The design guide's findings, with their advice.
 	b.do("the design guide", chromedp.Click(css(`#side a[href="#/insights"]`)))

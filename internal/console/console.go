@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/metrics"
@@ -34,6 +35,7 @@ var readyKey = store.Key{Space: "\x00ready"}
 type Options struct {
 	Store    store.Store
 	Tables   *table.Service    // nil: the page has no tables
+	Blobs    *blob.Service     // nil: no containers
 	Insights *insight.Observer // nil: /insights lists nothing
 	Faults   *faults.Set       // nil: no admin API for fault rules
 	// Accounts authenticate the admin API: HTTP Basic with an account's name and one of its

@@ -168,9 +168,13 @@ function route() {
   switch (section) {
     case 'tables':
       if (!session.has('table')) break;
-      if (!name) return tablesPane(main, seq);
+      if (!name) return resourcesPane(main, seq, 'tables');
       if (sub === 'entity') return entityPane(main, seq, name, q);
       return tablePane(main, seq, name, q);
+    case 'containers':
+      if (!session.has('blob')) break;
+      if (!name) return resourcesPane(main, seq, 'containers');
+      return containerPane(main, seq, name, q);
     case 'insights': return insightsPane(main, seq);
     case 'faults': return faultsPane(main, seq);
   }
@@ -197,6 +201,7 @@ function renderSide(active) {
     h('div', { class: 'side-head' }, 'Account'),
     h('div', { class: 'side-account' }, session.account),
     session.has('table') && link('tables', 'Tables', 'The Table service: tables and entities'),
+    session.has('blob') && link('containers', 'Containers', 'The Blob service: containers and blobs'),
     h('div', { class: 'side-head' }, 'Operator'),
     link('insights', 'Design guide', "What Azure's design guide would warn about in this workload"),
     link('faults', 'Fault rules', 'Requests that fail on purpose'),
@@ -255,35 +260,61 @@ function pager(unit, load) {
 
 // ---- tables --------------------------------------------------------------------------------
 
-function tablesPane(main, seq) {
+// The resources of each service, listed by one pane of the same shape: a name per row, a
+// form to create one, a button to delete one, pages of 50.
+const resources = {
+  tables: {
+    title: 'Tables', noun: 'table', service: 'table',
+    hint: '3 to 63 letters and digits, starting with a letter',
+    gone: (n) => `Delete table ${n} and every entity in it?`,
+    empty: 'No tables yet: create one above, or with any SDK.',
+    columns: [], cells: () => [],
+  },
+  containers: {
+    title: 'Containers', noun: 'container', service: 'blob',
+    hint: '3 to 63 lower-case letters, digits and single hyphens',
+    gone: (n) => `Delete container ${n} and every blob in it?`,
+    empty: 'No containers yet: create one above, or with any SDK.',
+    columns: ['Last modified', 'Lease'],
+    cells: (c) => [h('td', { class: 'time' }, when(c.lastModified)), h('td', {}, c.lease)],
+  },
+};
+
+function when(t) { return t ? new Date(t).toLocaleString() : ''; }
+
+function resourcesPane(main, seq, section) {
+  const kind = resources[section];
   const box = h('div', { class: 'feedback' });
   const rows = h('tbody');
-  const name = h('input', { id: 'new-table', placeholder: 'new table name', title: '3 to 63 letters and digits, starting with a letter', spellcheck: 'false' });
-  const create = h('button', { class: 'primary', type: 'submit' }, 'Create table');
-  const list = pager('tables', async (token) => {
-    rows.replaceChildren(h('tr', {}, h('td', { colspan: 2 }, spinner())));
+  const width = 2 + kind.columns.length;
+  const name = h('input', { id: 'new-' + kind.noun, placeholder: 'new ' + kind.noun + ' name', title: kind.hint, spellcheck: 'false' });
+  const create = h('button', { class: 'primary', type: 'submit' }, 'Create ' + kind.noun);
+  const list = pager(section, async (token) => {
+    rows.replaceChildren(h('tr', {}, h('td', { colspan: width }, spinner())));
     try {
-      const page = await guarded(api('GET', accountPath() + '/tables', { query: { next: token, top: 50 } }));
+      const page = await guarded(api('GET', accountPath() + '/' + section, { query: { next: token, top: 50 } }));
       if (seq !== viewSeq) return null;
-      rows.replaceChildren(...page.tables.map((t) => h('tr', {},
-        h('td', {}, h('a', { href: href('tables', t.name), class: 'table-link' }, t.name)),
+      const items = page[section];
+      put(rows, items.map((t) => h('tr', {},
+        h('td', {}, h('a', { href: href(section, t.name), class: 'item-link' }, t.name)),
+        kind.cells(t),
         h('td', { class: 'row-actions' }, h('button', {
-          type: 'button', class: 'danger quiet', onclick: (ev) => dropTable(ev.target, t.name),
+          type: 'button', class: 'danger quiet', onclick: (ev) => drop(ev.target, t.name),
         }, 'Delete')))));
-      if (page.tables.length === 0 && !token) rows.replaceChildren(h('tr', {}, h('td', { colspan: 2, class: 'muted' }, 'No tables yet: create one above, or with any SDK.')));
+      if (items.length === 0 && !token) put(rows, h('tr', {}, h('td', { colspan: width, class: 'muted' }, kind.empty)));
       showIn(box);
-      return { count: page.tables.length, next: page.next };
+      return { count: items.length, next: page.next };
     } catch (e) {
       rows.replaceChildren();
       showIn(box, errorBox(e));
       throw e;
     }
   });
-  async function dropTable(button, t) {
-    if (!confirm(`Delete table ${t} and every entity in it?`)) return;
+  async function drop(button, n) {
+    if (!confirm(kind.gone(n))) return;
     try {
-      await busy(button, guarded(api('DELETE', accountPath() + '/tables/' + encodeURIComponent(t))));
-      showIn(box, notice(`Table ${t} deleted.`));
+      await busy(button, guarded(api('DELETE', accountPath() + '/' + section + '/' + encodeURIComponent(n))));
+      showIn(box, notice(`The ${kind.noun} ${n} is deleted.`));
       list.again();
     } catch (e) { showIn(box, errorBox(e)); }
   }
@@ -291,18 +322,19 @@ function tablesPane(main, seq) {
     class: 'inline-form', onsubmit: async (ev) => {
       ev.preventDefault();
       try {
-        const t = await busy(create, guarded(api('POST', accountPath() + '/tables', { body: { name: name.value } })));
-        showIn(box, notice(`Table ${t.name} created.`));
+        const made = await busy(create, guarded(api('POST', accountPath() + '/' + section, { body: { name: name.value } })));
+        showIn(box, notice(`The ${kind.noun} ${made.name} is created.`));
         name.value = '';
         list.again();
       } catch (e) { showIn(box, errorBox(e)); }
     },
   }, name, create);
   main.append(
-    crumbs(['Tables']),
-    h('div', { class: 'pane-head' }, h('h1', {}, 'Tables'), form),
+    crumbs([kind.title]),
+    h('div', { class: 'pane-head' }, h('h1', {}, kind.title), form),
     box,
-    h('table', { class: 'grid', id: 'tables' }, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}))), rows),
+    h('table', { class: 'grid', id: section },
+      h('thead', {}, h('tr', {}, h('th', {}, 'Name'), kind.columns.map((c) => h('th', {}, c)), h('th', {}))), rows),
     list.el,
   );
   list.first();
@@ -511,6 +543,121 @@ function entityForm(main, table, entity, isNew) {
     del, save));
   fill(entity);
   main.append(h('div', { class: 'pane-head' }, h('h1', {}, isNew ? 'New entity in ' + table : 'Entity')), box, form);
+}
+
+// ---- blobs ---------------------------------------------------------------------------------
+
+function bytes(n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let x = n;
+  while (x >= 1024 && i < units.length - 1) { x /= 1024; i++; }
+  return (i === 0 ? String(x) : x.toFixed(x < 10 ? 1 : 0)) + ' ' + units[i];
+}
+
+// containerPane lists a container's blobs folder by folder ('/' delimits folders, as most
+// tools show them), and uploads, downloads and deletes them.
+function containerPane(main, seq, container, q) {
+  const prefix = q.get('prefix') || '';
+  const base = accountPath() + '/containers/' + encodeURIComponent(container);
+  const here = (p) => href('containers', container) + (p ? '?' + new URLSearchParams({ prefix: p }) : '');
+  const box = h('div', { class: 'feedback', id: 'blob-feedback' });
+  const rows = h('tbody');
+  const list = pager('entries', async (token) => {
+    rows.replaceChildren(h('tr', {}, h('td', { colspan: 5 }, spinner())));
+    try {
+      const page = await guarded(api('GET', base + '/blobs', { query: { prefix, delimiter: '/', next: token, top: 50 } }));
+      if (seq !== viewSeq) return null;
+      put(rows,
+        page.prefixes.map((p) => h('tr', { class: 'folder' },
+          h('td', { colspan: 5 }, h('a', { href: here(p) }, h('span', { class: 'badge' }, 'folder'), ' ', p.slice(prefix.length))))),
+        page.blobs.map((b) => h('tr', { class: 'blob', 'data-name': b.name },
+          h('td', { class: 'key' }, b.name.slice(prefix.length)),
+          h('td', { class: 'num' }, bytes(b.size)),
+          h('td', {}, b.contentType),
+          h('td', { class: 'time' }, when(b.lastModified)),
+          h('td', { class: 'row-actions' },
+            h('button', { type: 'button', class: 'quiet b-download', onclick: (ev) => download(ev.target, b) }, 'Download'),
+            h('button', { type: 'button', class: 'quiet danger b-delete', onclick: (ev) => remove(ev.target, b) }, 'Delete')))));
+      if (page.prefixes.length + page.blobs.length === 0 && !token) {
+        put(rows, h('tr', {}, h('td', { colspan: 5, class: 'muted' }, prefix ? 'Nothing under ' + prefix : 'No blobs yet: upload files above, or with any SDK.')));
+      }
+      showIn(box);
+      return { count: page.prefixes.length + page.blobs.length, next: page.next };
+    } catch (e) {
+      rows.replaceChildren();
+      showIn(box, errorBox(e));
+      throw e;
+    }
+  });
+  async function download(button, b) {
+    try {
+      const resp = await busy(button, guarded(api('GET', base + '/blob', { query: { name: b.name }, raw: true })));
+      const url = URL.createObjectURL(await resp.blob());
+      const a = h('a', { href: url, download: b.name.split('/').pop() });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+    } catch (e) { showIn(box, errorBox(e)); }
+  }
+  async function remove(button, b) {
+    if (!confirm(`Delete blob ${b.name}?`)) return;
+    const del = (snapshots) => guarded(api('DELETE', base + '/blob', { query: { name: b.name, snapshots } }));
+    try {
+      try {
+        await busy(button, del());
+      } catch (e) {
+        if (e.code !== 'SnapshotsPresent' || !confirm(`${b.name} has snapshots: delete them too?`)) throw e;
+        await busy(button, del('include'));
+      }
+      showIn(box, notice(`Blob ${b.name} deleted.`));
+      list.again();
+    } catch (e) { showIn(box, errorBox(e)); }
+  }
+  const files = h('input', { type: 'file', id: 'b-files', multiple: true });
+  const upload = h('button', { class: 'primary', type: 'submit', id: 'b-upload' }, 'Upload');
+  const form = h('form', {
+    class: 'inline-form upload', onsubmit: async (ev) => {
+      ev.preventDefault();
+      if (files.files.length === 0) { showIn(box, errorBox(new ApiError(0, 'NoFile', 'Choose one or more files to upload.'))); return; }
+      const done = [];
+      try {
+        for (const file of files.files) {
+          const name = prefix + file.name;
+          showIn(box, h('div', { class: 'loading' }, h('span', { class: 'spin' }), `Uploading ${name} (${bytes(file.size)})…`));
+          const put = (overwrite) => guarded(api('PUT', base + '/blob', { query: { name, overwrite }, body: file }));
+          try {
+            await busy(upload, put());
+          } catch (e) {
+            if (e.code !== 'BlobAlreadyExists' || !confirm(`${name} exists: replace it?`)) throw e;
+            await busy(upload, put('true'));
+          }
+          done.push(name);
+        }
+        files.value = '';
+        showIn(box, notice(`Uploaded ${done.join(', ')}.`));
+      } catch (e) {
+        showIn(box, done.length ? notice(`Uploaded ${done.join(', ')}.`) : null, errorBox(e));
+      }
+      list.again();
+    },
+  }, files, upload);
+  // The folder path, each part a link.
+  const trail = [['Containers', '#/containers'], [container, prefix ? here('') : null]];
+  let at = '';
+  for (const part of prefix.split('/').filter(Boolean)) {
+    at += part + '/';
+    trail.push([part + '/', at === prefix ? null : here(at)]);
+  }
+  main.append(
+    crumbs(...trail),
+    h('div', { class: 'pane-head' }, h('h1', {}, container + (prefix ? ' / ' + prefix : '')), form),
+    box,
+    h('table', { class: 'grid', id: 'blobs' },
+      h('thead', {}, h('tr', {}, ['Name', 'Size', 'Content type', 'Last modified', ''].map((x) => h('th', {}, x)))), rows),
+    list.el);
+  list.first();
 }
 
 // ---- the design guide's findings -----------------------------------------------------------
