@@ -296,6 +296,23 @@ func TestTheConsoleInChromium(t *testing.T) {
 		t.Errorf("the page shows etag %q, the store has %q", got, edm.ETag(stored.Timestamp))
 	}
 
+	// A new entity, inserted through the page.
+	b.do("back to orders", chromedp.Click(css(`.crumbs a[href="#/tables/orders"]`)))
+	b.do("a new entity", chromedp.Click(css("#new-entity")))
+	b.wait("the empty form", `document.querySelector('#e-pk') && !document.querySelector('#e-pk').readOnly`)
+	b.do("filling it",
+		chromedp.SendKeys(css("#e-pk"), "p9"),
+		chromedp.SendKeys(css("#e-rk"), "new"),
+		chromedp.SendKeys(css("#props tr:nth-child(1) .p-name"), "When"),
+		chromedp.SetValue(css("#props tr:nth-child(1) .p-type"), "Edm.DateTime"),
+		chromedp.SendKeys(css("#props tr:nth-child(1) .p-value"), "2024-05-01T10:00:00Z"),
+		chromedp.Click(css("#e-save")))
+	b.wait("the inserted entity", `document.querySelector('#e-etag')`)
+	inserted, err := f.tables.Entity(b.ctx, tb, "p9", "new")
+	if err != nil || len(inserted.Properties) != 1 || inserted.Properties[0].Value.Type != edm.DateTime || edm.Ticks(inserted.Properties[0].Value.Int).String() != "2024-05-01T10:00:00Z" {
+		t.Fatalf("inserted %+v %v", inserted, err)
+	}
+
 	// Blobs: a file uploaded through the page, found in a folder, downloaded and deleted.
 	ctx := context.Background()
 	if _, err := f.blobs.CreateContainer(ctx, "devstoreaccount1", "docs", nil, blob.PrivateAccess); err != nil {
