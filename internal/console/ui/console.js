@@ -284,7 +284,8 @@ function when(t) { return t ? new Date(t).toLocaleString() : ''; }
 
 function resourcesPane(main, seq, section) {
   const kind = resources[section];
-  const box = h('div', { class: 'feedback' });
+  const box = h('div', { class: 'feedback' }); // what an action did
+  const listBox = h('div', { class: 'feedback' }); // why the listing failed
   const rows = h('tbody');
   const width = 2 + kind.columns.length;
   const name = h('input', { id: 'new-' + kind.noun, placeholder: 'new ' + kind.noun + ' name', title: kind.hint, spellcheck: 'false' });
@@ -302,11 +303,11 @@ function resourcesPane(main, seq, section) {
           type: 'button', class: 'danger quiet', onclick: (ev) => drop(ev.target, t.name),
         }, 'Delete')))));
       if (items.length === 0 && !token) put(rows, h('tr', {}, h('td', { colspan: width, class: 'muted' }, kind.empty)));
-      showIn(box);
+      showIn(listBox);
       return { count: items.length, next: page.next };
     } catch (e) {
       rows.replaceChildren();
-      showIn(box, errorBox(e));
+      showIn(listBox, errorBox(e));
       throw e;
     }
   });
@@ -332,7 +333,7 @@ function resourcesPane(main, seq, section) {
   main.append(
     crumbs([kind.title]),
     h('div', { class: 'pane-head' }, h('h1', {}, kind.title), form),
-    box,
+    box, listBox,
     h('table', { class: 'grid', id: section },
       h('thead', {}, h('tr', {}, h('th', {}, 'Name'), kind.columns.map((c) => h('th', {}, c)), h('th', {}))), rows),
     list.el,
@@ -561,7 +562,8 @@ function containerPane(main, seq, container, q) {
   const prefix = q.get('prefix') || '';
   const base = accountPath() + '/containers/' + encodeURIComponent(container);
   const here = (p) => href('containers', container) + (p ? '?' + new URLSearchParams({ prefix: p }) : '');
-  const box = h('div', { class: 'feedback', id: 'blob-feedback' });
+  const box = h('div', { class: 'feedback', id: 'blob-feedback' }); // what an action did
+  const listBox = h('div', { class: 'feedback' }); // why the listing failed
   const rows = h('tbody');
   const list = pager('entries', async (token) => {
     rows.replaceChildren(h('tr', {}, h('td', { colspan: 5 }, spinner())));
@@ -582,11 +584,11 @@ function containerPane(main, seq, container, q) {
       if (page.prefixes.length + page.blobs.length === 0 && !token) {
         put(rows, h('tr', {}, h('td', { colspan: 5, class: 'muted' }, prefix ? 'Nothing under ' + prefix : 'No blobs yet: upload files above, or with any SDK.')));
       }
-      showIn(box);
+      showIn(listBox);
       return { count: page.prefixes.length + page.blobs.length, next: page.next };
     } catch (e) {
       rows.replaceChildren();
-      showIn(box, errorBox(e));
+      showIn(listBox, errorBox(e));
       throw e;
     }
   });
@@ -653,7 +655,7 @@ function containerPane(main, seq, container, q) {
   main.append(
     crumbs(...trail),
     h('div', { class: 'pane-head' }, h('h1', {}, container + (prefix ? ' / ' + prefix : '')), form),
-    box,
+    box, listBox,
     h('table', { class: 'grid', id: 'blobs' },
       h('thead', {}, h('tr', {}, ['Name', 'Size', 'Content type', 'Last modified', ''].map((x) => h('th', {}, x)))), rows),
     list.el);
