@@ -127,7 +127,7 @@ func runTabula(t *testing.T, stdin string, args ...string) (stdout, stderr strin
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(os.Environ(), "TABULA_TEST_SERVE=1")
+	cmd.Env = append(os.Environ(), testServeEnv...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

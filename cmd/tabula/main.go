@@ -33,6 +33,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/blobhttp"
 	"github.com/tabula-dev/tabula/internal/console"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
@@ -82,11 +84,13 @@ func runUntilSignalled(args []string) int {
 // config is the server's configuration, from flags with environment fallbacks.
 type config struct {
 	tableAddr string
+	blobAddr  string
 	dataDir   string
 	// dataDirIsDefault says dataDir is the default, shared by every Tabula not given one.
 	dataDirIsDefault bool
 	inMemory         bool
 	storeURL         string
+	storeWait        time.Duration
 	accounts         string
 	consoleAddr      string
 	limits           server.Limits
@@ -117,8 +121,10 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	var c config
 	var envErrsPre []error
 	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
+	fs.StringVar(&c.blobAddr, "blob-addr", envOr("TABULA_BLOB_ADDR", "127.0.0.1:10000"), "`HOST:PORT` to serve the blob endpoint on (env TABULA_BLOB_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
+	durationFlag(fs, &envErrsPre, &c.storeWait, "store-wait", "TABULA_STORE_WAIT", time.Minute, "how long start-up waits for an unreachable --store database, trying again and logging each attempt; 0 fails at once")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: the web console at /, /metrics (Prometheus), /healthz, /readyz, /insights, /admin/faults, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
@@ -160,6 +166,9 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected argument %q (tabula help lists the commands)", fs.Arg(0))
 	}
 	if err := checkAddr("table-addr", "TABULA_TABLE_ADDR", c.tableAddr); err != nil {
+		return c, err
+	}
+	if err := checkAddr("blob-addr", "TABULA_BLOB_ADDR", c.blobAddr); err != nil {
 		return c, err
 	}
 	if c.consoleAddr != "" {
@@ -260,13 +269,13 @@ func tuneGC() {
 
 // openStore opens the store c selects: a PostgreSQL database given as a postgres:// URL, else
 // the embedded Pebble store. where says which, for the start-up message.
-func openStore(ctx context.Context, c config) (st store.Store, where string, err error) {
+func openStore(ctx context.Context, c config) (st store.Backend, where string, err error) {
 	if c.storeURL != "" {
 		u, err := url.Parse(c.storeURL)
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 			return nil, "", fmt.Errorf("--store: want a postgres:// URL, got %q", c.storeURL)
 		}
-		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{})
+		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{StartupWait: c.storeWait})
 		if err != nil {
 			return nil, "", fmt.Errorf("opening the PostgreSQL store at %s: %w", u.Redacted(), err)
 		}
@@ -349,9 +358,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.throttle {
 		tableHandler.Throttle = throttle.New(float64(c.partitionRate), float64(c.accountRate))
 	}
-	group, err := server.Listen(c.limits, log,
-		server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody},
-	)
+	blobs := blob.New(st, st)
+	// The services, in the order of their ports; each is named in the connection string by
+	// its endpoint keyword.
+	services := []struct {
+		endpoint server.Endpoint
+		keyword  string // in connection strings
+		port     string // the emulator's well-known port
+	}{
+		{server.Endpoint{Name: "blob", Addr: c.blobAddr, Handler: blobhttp.New(blobs, authn, log), ErrorBody: blobhttp.ErrorBody}, "BlobEndpoint", "10000"},
+		{server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody}, "TableEndpoint", "10002"},
+	}
+	var endpoints []server.Endpoint
+	for _, svc := range services {
+		endpoints = append(endpoints, svc.endpoint)
+	}
+	group, err := server.Listen(c.limits, log, endpoints...)
 	if err != nil {
 		return err
 	}
@@ -359,19 +381,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sweepCtx, stopSweeping := context.WithCancel(ctx)
 	defer stopSweeping()
 	go sweepDeletedTables(sweepCtx, tables, log)
+	go collectBlobs(sweepCtx, blobs, log)
 
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
 	}
-	tableHostPort, _ := usableHostPort(group.Addr("table"))
-	endpoint := scheme + "://" + tableHostPort
-	fmt.Fprintf(stdout, "Tabula is serving the Azure Table service, data %s\n", where)
+	fmt.Fprintf(stdout, "Tabula is serving Azure Storage (Blob, Table), data %s\n", where)
 	sharedDataNote(stdout, c)
-	warnEveryInterface(stdout, "table", scheme, group.Addr("table"))
-	for _, a := range accounts {
-		fmt.Fprintf(stdout, "  account %s: %s/%s\n", a.Name, endpoint, a.Name)
+	first := accounts[0]
+	var connectionString strings.Builder
+	fmt.Fprintf(&connectionString, "DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;",
+		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]))
+	wellKnownPorts := true
+	for _, svc := range services {
+		addr := group.Addr(svc.endpoint.Name)
+		hostPort, _ := usableHostPort(addr)
+		root := scheme + "://" + hostPort
+		fmt.Fprintf(stdout, "  %s endpoint: %s/{account}\n", svc.endpoint.Name, root)
+		warnEveryInterface(stdout, svc.endpoint.Name, scheme, addr)
+		fmt.Fprintf(&connectionString, "%s=%s/%s;", svc.keyword, root, first.Name)
+		wellKnownPorts = wellKnownPorts && strings.HasSuffix(hostPort, ":"+svc.port)
 	}
+	names := make([]string, len(accounts))
+	for i, a := range accounts {
+		names[i] = a.Name
+	}
+	fmt.Fprintf(stdout, "  accounts: %s\n", strings.Join(names, ", "))
 	if tlsConfig != nil {
 		fmt.Fprintln(stdout, "  HTTPS and HTTP are both served on each address")
 		if caFile != "" {
@@ -394,7 +430,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if sc, ok := st.(interface{ Collector() prometheus.Collector }); ok {
 			metrics.Register(sc.Collector())
 		}
-		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Tables: tables, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Tables: tables, Blobs: blobs, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 		go func() { _ = consoleSrv.Serve(consoleLn) }()
 		defer consoleSrv.Close()
 		hostPort, _ := usableHostPort(consoleLn.Addr())
@@ -403,10 +439,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	// The connection string comes last: scripts and tests read the banner up to it.
-	first := accounts[0]
-	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;\n",
-		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name)
-	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") {
+	fmt.Fprintf(stdout, "  connection string: %s\n", connectionString.String())
+	if first.Name == auth.DevelopmentAccount().Name && wellKnownPorts && scheme == "http" {
 		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too, except with the Go SDK, which needs the string above)")
 	}
 
@@ -503,6 +537,37 @@ func closeStore(st store.Store, log *slog.Logger) {
 		}
 	case <-time.After(storeCloseTimeout):
 		log.Error("the store did not close in time; exiting without waiting for it", "waited", storeCloseTimeout)
+	}
+}
+
+// blobCollectInterval is how often the Blob service reclaims what deletions and overwrites
+// left (after its grace); orphanSweepInterval how often it looks for the objects of uploads
+// a crash cut short.
+const (
+	blobCollectInterval = time.Minute
+	orphanSweepInterval = 6 * time.Hour
+)
+
+// collectBlobs runs the Blob service's reclamation until ctx is done.
+func collectBlobs(ctx context.Context, svc *blob.Service, log *slog.Logger) {
+	go svc.RunCollector(ctx, blobCollectInterval, func(err error) { log.Error("reclaiming blob storage", "err", err) })
+	tick := time.NewTicker(orphanSweepInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := svc.SweepOrphans(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Error("sweeping objects of interrupted uploads", "err", err)
+		case n > 0:
+			log.Info("swept objects of interrupted uploads", "count", n)
+		}
 	}
 }
 

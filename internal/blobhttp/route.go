@@ -69,6 +69,10 @@ func (s *Server) routeService(rq *request, restype, comp, method string) error {
 		if method == http.MethodGet {
 			return s.run(rq, auth.OpListContainers, s.listContainers)
 		}
+	case restype == "service" && comp == "userdelegationkey":
+		if method == http.MethodPost {
+			return s.getUserDelegationKey(rq)
+		}
 	default:
 		return unknownOperation(rq, restype, comp)
 	}
