@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
 	"github.com/tabula-dev/tabula/internal/auth"
 )
 
-// The web console at / works on the data the table endpoint serves: the same store, through
-// the same service.
-func TestTheWebConsoleSeesWhatTheTableEndpointStores(t *testing.T) {
+// The web console at / works on the data the table and blob endpoints serve: the same store,
+// through the same services.
+func TestTheWebConsoleSeesWhatTheEndpointsStore(t *testing.T) {
 	_, out := startTabulaOutput(t, "--in-memory")
 	c := client(t, out.endpoint, "shown")
 	if _, err := c.CreateTable(context.Background(), nil); err != nil {
@@ -41,5 +43,22 @@ func TestTheWebConsoleSeesWhatTheTableEndpointStores(t *testing.T) {
 	status, body := get("/api/accounts/devstoreaccount1/tables/shown/entities")
 	if status != 200 || !strings.Contains(body, `"name": "Qty"`) || !strings.Contains(body, `"type": "Edm.Int32"`) || !strings.Contains(body, `"plan": "table-scan"`) {
 		t.Errorf("entities: %d %s", status, body)
+	}
+
+	blobs, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blobs.CreateContainer(context.Background(), "files", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blobs.UploadBuffer(context.Background(), "files", "a/b.txt", []byte("bytes"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := get("/api/hello"); status != 200 || !strings.Contains(body, `"blob"`) {
+		t.Errorf("hello: %d %s", status, body)
+	}
+	if status, body := get("/api/accounts/devstoreaccount1/containers/files/blob?name=a/b.txt"); status != 200 || body != "bytes" {
+		t.Errorf("blob: %d %s", status, body)
 	}
 }
