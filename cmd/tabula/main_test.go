@@ -55,7 +55,7 @@ func startTabula(t *testing.T, args ...string) (*exec.Cmd, string) {
 // serverOutput is what the server printed at start-up.
 type serverOutput struct {
 	endpoint, connectionString string
-	caFile                     string      // the local CA to trust, with --tls
+	caFile                     string // the local CA to trust, with --tls
 	blobEndpoint               string
 	console                    string      // the console's root URL
 	banner                     string      // every line up to the connection string's
