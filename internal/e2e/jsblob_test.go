@@ -27,7 +27,8 @@ func blobHandler(t *testing.T, st store.Store) http.Handler {
 // TestJavaScriptBlobSDK runs testdata/js/blob-smoke.mjs, the official JS SDK
 // (@azure/storage-blob) driving every Blob operation of issue 12 on each backend: containers,
 // block blobs staged in parallel, ranges, properties, snapshots, leases, append and page blobs,
-// copies, conditions, SAS and anonymous access.
+// copies, conditions, SAS and anonymous access, blob index tags, soft delete, the root
+// container and names XML cannot carry.
 func TestJavaScriptBlobSDK(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

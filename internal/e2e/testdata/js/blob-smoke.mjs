@@ -320,6 +320,59 @@ const top = [];
 for await (const item of container.listBlobsByHierarchy("/")) top.push(item.kind + ":" + item.name);
 assert.deepEqual(top.filter((n) => n.startsWith("prefix:")), ["prefix:copy/", "prefix:dir/", "prefix:disks/", "prefix:locks/", "prefix:logs/", "prefix:sas/"]);
 
+// ---- Blob index tags: set and read, Find Blobs by Tags (account and container), x-ms-if-tags.
+const tagged = container.getBlockBlobClient("tags/a.txt");
+await tagged.upload("a", 1, { tags: { project: "tabula", stage: "draft" } });
+await container.getBlockBlobClient("tags/b.txt").upload("b", 1, { tags: { project: "tabula", stage: "final" } });
+assert.deepEqual((await tagged.getTags()).tags, { project: "tabula", stage: "draft" });
+assert.equal((await tagged.getProperties()).tagCount, 2);
+const found = [];
+for await (const b of service.findBlobsByTags(`"project" = 'tabula' AND @container = '${cname}'`)) found.push([b.name, b.tags]);
+assert.deepEqual(found, [["tags/a.txt", { project: "tabula" }], ["tags/b.txt", { project: "tabula" }]]);
+const foundPages = [];
+for await (const page of container.findBlobsByTags(`"stage" >= 'd'`).byPage({ maxPageSize: 1 })) foundPages.push(page.blobs.map((b) => b.name));
+assert.deepEqual(foundPages, [["tags/a.txt"], ["tags/b.txt"]]);
+await refused(tagged.setMetadata({ x: "1" }, { conditions: { tagConditions: `"stage" = 'final'` } }), 412, "ConditionNotMet");
+await tagged.setMetadata({ x: "1" }, { conditions: { tagConditions: `"stage" = 'final' OR "project" = 'tabula'` } });
+await tagged.setTags({ project: "tabula", stage: "final" }, { conditions: { tagConditions: `"stage" <> 'final'` } });
+await refused(tagged.download(0, undefined, { conditions: { tagConditions: `"stage" = 'draft'` } }), 412, "ConditionNotMet");
+
+// ---- Soft delete: deleted and overwritten blobs kept, listed with includeDeleted, undeleted.
+await service.setProperties({ deleteRetentionPolicy: { enabled: true, days: 3 } });
+const retention = (await service.getProperties()).deleteRetentionPolicy;
+assert.deepEqual([retention.enabled, retention.days], [true, 3]);
+const soft = container.getBlockBlobClient("soft/doc.txt");
+await soft.upload("one", 3);
+await soft.upload("two", 3); // "one" becomes a soft-deleted snapshot
+await soft.delete();
+assert.equal(await soft.exists(), false);
+const softListed = [];
+for await (const b of container.listBlobsFlat({ prefix: "soft/", includeDeleted: true, includeSnapshots: true })) {
+  softListed.push([b.name, b.deleted, b.snapshot ? "snapshot" : "base", b.properties.remainingRetentionDays]);
+}
+assert.deepEqual(softListed, [["soft/doc.txt", true, "snapshot", 2], ["soft/doc.txt", true, "base", 2]]);
+await soft.undelete();
+assert.equal((await soft.downloadToBuffer()).toString(), "two");
+const restored = [];
+for await (const b of container.listBlobsFlat({ prefix: "soft/", includeSnapshots: true })) restored.push(b.snapshot ? "snapshot" : "base");
+assert.deepEqual(restored, ["snapshot", "base"]);
+await service.setProperties({ deleteRetentionPolicy: { enabled: false } });
+
+// ---- The root container, and names XML cannot carry.
+const root = service.getContainerClient("$root");
+await root.createIfNotExists();
+await root.getBlockBlobClient(`js-${tag}.txt`).upload("root", 4);
+assert.equal((await root.getBlobClient(`js-${tag}.txt`).downloadToBuffer()).toString(), "root");
+await root.getBlobClient(`js-${tag}.txt`).delete();
+const odd = "odd/name\uffff with space.txt";
+await container.getBlockBlobClient(odd).upload("odd", 3);
+const oddNames = [];
+for await (const b of container.listBlobsFlat({ prefix: "odd/" })) oddNames.push(b.name);
+assert.deepEqual(oddNames, [odd]);
+const oddTree = [];
+for await (const item of container.listBlobsByHierarchy("/", { prefix: "odd/" })) oddTree.push(item.name);
+assert.deepEqual(oddTree, [odd]);
+
 await container.delete();
 await refused(container.getProperties(), 404, "ContainerNotFound");
 console.log("js blob sdk smoke: ok");
