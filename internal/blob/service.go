@@ -38,6 +38,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -92,6 +93,9 @@ type Service struct {
 
 	// lastTicks makes the versions and ETags this process hands out strictly increasing.
 	lastTicks atomic.Int64
+
+	// retentions caches each account's DeleteRetentionPolicy (softdelete.go).
+	retentions sync.Map // account → cachedRetention
 }
 
 // New returns a Service over st, keeping large bytes in objects (a backend's Store is both).
@@ -206,6 +210,7 @@ func (s *Service) ServiceProperties(ctx context.Context, account string) (servic
 // SetServiceProperties replaces the account's Blob service settings with what update makes
 // of the current ones (Azure keeps what a request omits).
 func (s *Service) SetServiceProperties(ctx context.Context, account string, update func(*serviceprops.Properties)) error {
+	defer s.retentions.Delete(account)
 	return s.props.Update(ctx, account, func(p *serviceprops.Properties) error {
 		update(p)
 		return nil

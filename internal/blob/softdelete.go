@@ -40,10 +40,31 @@ func softDeletedKey(expires int64, space, name, row string) store.Key {
 	return store.Key{Space: softDeletedSpace, Row: string(at[:]) + space + "\x00" + name + "\x00" + row}
 }
 
+// retentionTTL is how long a front-end goes by the DeleteRetentionPolicy it read before it
+// reads it again, sparing every delete and overwrite a read of the service properties. A
+// change made through this front-end applies at once, one made through another front-end
+// within retentionTTL (Azure itself takes up to 30 seconds to apply service properties).
+const retentionTTL = time.Second
+
+type cachedRetention struct {
+	policy serviceprops.DeleteRetention
+	read   time.Time
+}
+
 // retention returns the account's DeleteRetentionPolicy.
 func (s *Service) retention(ctx context.Context, account string) (serviceprops.DeleteRetention, error) {
+	now := s.Now()
+	if c, ok := s.retentions.Load(account); ok {
+		if c := c.(cachedRetention); now.Sub(c.read) < retentionTTL && !now.Before(c.read) {
+			return c.policy, nil
+		}
+	}
 	p, err := s.props.Get(ctx, account)
-	return p.DeleteRetentionPolicy, err
+	if err != nil {
+		return serviceprops.DeleteRetention{}, err
+	}
+	s.retentions.Store(account, cachedRetention{policy: p.DeleteRetentionPolicy, read: now})
+	return p.DeleteRetentionPolicy, nil
 }
 
 // retained reports whether b is a soft-deleted record still within its retention at now.
