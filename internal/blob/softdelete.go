@@ -32,7 +32,6 @@ import (
 // base blob's soft-deleted snapshots count as snapshots again (409 SnapshotsPresent without
 // x-ms-delete-snapshots), and deleting them removes them for good.
 
-
 // softDeletedKey is the expiry record of the soft-deleted record at space, name, row.
 func softDeletedKey(expires int64, space, name, row string) store.Key {
 	var at [8]byte

@@ -21,7 +21,6 @@ import (
 // nor container and blob names hold \x00. Rows of a deleted container stay until its space is
 // swept (gc.go); a query skips rows whose space is not its container's current one.
 
-
 func tagIndexKey(account, container, name, space, key, value string) store.Key {
 	return store.Key{Space: tagIndexSpace, Partition: account, Row: key + "\x00" + value + "\x00" + container + "\x00" + name + "\x00" + space}
 }
