@@ -98,7 +98,7 @@ func (s *Service) appendPieces(ctx context.Context, p Path, pieces []piece, u *u
 		if err != nil {
 			return nil, err
 		}
-		b.add(m)
+		b.add(m...)
 		out.Blob = st.public(p, now)
 		return b.m, nil
 	})
@@ -149,7 +149,7 @@ func (s *Service) SealBlob(ctx context.Context, p Path, o AppendBlockOptions) (B
 		s.touchBlob(&st.b)
 		m, err := s.put(&st, &st.b)
 		out = st.public(p, now)
-		return []store.Mutation{m}, err
+		return m, err
 	})
 	return out, err
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
-	"github.com/tabula-dev/tabula/internal/store"
 )
 
 func (e *env) createAppend(name string) {
@@ -134,7 +133,7 @@ func TestAppendBlockLimit(t *testing.T) {
 		st, _ := e.s.loadExisting(e.ctx, path("log"))
 		st.b.Blocks = MaxAppendBlocks - 1
 		m, _ := e.s.put(&st, &st.b)
-		if err := e.st.Commit(e.ctx, []store.Mutation{m}); err != nil {
+		if err := e.st.Commit(e.ctx, m); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.appendBlock("log", "x", AppendBlockOptions{}); err != nil {

@@ -22,10 +22,13 @@ const (
 )
 
 // Path names a blob, or one of its snapshots when Snapshot is set (a timestamp as Snapshot
-// Blob returns it).
+// Blob returns it), or one of its versions when VersionID is set. Versioning is an account
+// setting of the management plane, which no SDK can turn on here, so no blob has versions: a
+// version id names nothing (404 BlobNotFound), as it would on an account without versioning.
 type Path struct {
 	Account, Container, Name string
 	Snapshot                 string
+	VersionID                string
 }
 
 // ContentProperties are the properties a client sets with the x-ms-blob-* headers and reads
@@ -82,6 +85,11 @@ type Blob struct {
 	Tags               Tags
 	// Uncommitted marks a listing entry for a blob that has only uncommitted blocks.
 	Uncommitted bool
+	// Deleted marks a soft-deleted blob or snapshot (listings with include=deleted): deleted
+	// at DeletedTime, kept RemainingRetentionDays more whole days.
+	Deleted                bool
+	DeletedTime            time.Time
+	RemainingRetentionDays int
 }
 
 // blobRecord is a blob or snapshot as stored: JSON, then the inline bytes (data) if any.
@@ -108,6 +116,10 @@ type blobRecord struct {
 	Copy     *CopyState `json:"copy,omitempty"`
 	Tier     string     `json:"tier,omitempty"`
 	Tags     Tags       `json:"tags,omitempty"`
+	// Deleted (Unix nanoseconds) marks a soft-deleted blob or snapshot, kept until Expires
+	// (softdelete.go).
+	Deleted int64 `json:"deleted,omitempty"`
+	Expires int64 `json:"expires,omitempty"`
 
 	data []byte
 }
@@ -172,6 +184,11 @@ func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
 	if b.Type == BlockBlob && b.Tier == "" {
 		out.AccessTier, out.AccessTierInferred = "Hot", true
 	}
+	if b.Deleted != 0 {
+		out.Lease = LeaseInfo{}
+		out.Deleted, out.DeletedTime = true, time.Unix(0, b.Deleted).UTC()
+		out.RemainingRetentionDays = max(0, int(time.Unix(0, b.Expires).Sub(now)/(24*time.Hour)))
+	}
 	return out
 }
 
@@ -229,15 +246,20 @@ func canonicalSnapshot(v string) (string, error) {
 }
 
 // blobState is what a blob request read: the container, and the blob (or snapshot) record,
-// nil when there is none.
+// nil when there is none. A soft-deleted record is read too (a write replacing it keeps it as
+// a snapshot), but does not exist for the request.
 type blobState struct {
-	space string
-	key   store.Key
-	rec   *store.Record
-	b     blobRecord
+	account, container string
+	space              string
+	key                store.Key
+	rec                *store.Record
+	b                  blobRecord
+	// readTags are the index tags of the live base blob as read (nil for anything else): what
+	// the tag index holds for it, which put brings up to date.
+	readTags Tags
 }
 
-func (st *blobState) exists() bool { return st.rec != nil }
+func (st *blobState) exists() bool { return st.rec != nil && st.b.Deleted == 0 }
 
 // loadBlob reads the container (404 ContainerNotFound) and the blob or snapshot p names.
 func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
@@ -248,8 +270,14 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 	if err != nil {
 		return blobState{}, err
 	}
-	st := blobState{space: c.Space, key: baseKey(c.Space, p.Name)}
-	if p.Snapshot != "" {
+	st := blobState{account: p.Account, container: p.Container, space: c.Space, key: baseKey(c.Space, p.Name)}
+	switch {
+	case p.VersionID != "":
+		if _, err := canonicalSnapshot(p.VersionID); err != nil {
+			return blobState{}, azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid. versionid %q is not a version id.", p.VersionID)
+		}
+		return st, nil // no blob has versions: nothing is there
+	case p.Snapshot != "":
 		snap, err := canonicalSnapshot(p.Snapshot)
 		if err != nil {
 			return blobState{}, err
@@ -259,8 +287,13 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 	if st.rec, err = s.get(ctx, st.key); err != nil || st.rec == nil {
 		return st, err
 	}
-	st.b, err = decodeBlob(st.rec)
-	return st, err
+	if st.b, err = decodeBlob(st.rec); err != nil {
+		return st, err
+	}
+	if st.b.Deleted == 0 && st.key.Row == rowBase {
+		st.readTags = st.b.Tags
+	}
+	return st, nil
 }
 
 // loadExisting is loadBlob for operations on an existing blob: 404 BlobNotFound otherwise.
@@ -272,26 +305,44 @@ func (s *Service) loadExisting(ctx context.Context, p Path) (blobState, error) {
 	return st, err
 }
 
-// notSnapshot refuses writes addressed to a snapshot, which is read-only.
+// notSnapshot refuses writes addressed to a snapshot or a version, which are read-only.
 func notSnapshot(p Path) error {
-	if p.Snapshot != "" {
-		return azerr.Newf(azerr.InvalidOperation, "This operation is not permitted on a blob snapshot.")
+	if p.Snapshot != "" || p.VersionID != "" {
+		return azerr.Newf(azerr.InvalidOperation, "This operation is not permitted on a blob snapshot or version.")
 	}
 	return nil
 }
 
-// put is the mutation storing b where st's record was read (conditioned on that read), with
-// a new version.
-func (s *Service) put(st *blobState, b *blobRecord) (store.Mutation, error) {
+// put returns the mutations storing b where st's record was read (conditioned on that read),
+// with a new version, and bringing the tag index up to date with a base blob's tags.
+func (s *Service) put(st *blobState, b *blobRecord) ([]store.Mutation, error) {
 	value, err := encodeBlob(b)
 	if err != nil {
-		return store.Mutation{}, err
+		return nil, err
 	}
 	var after int64
 	if st.rec != nil {
 		after = st.rec.Version
 	}
-	return store.Mutation{Key: st.key, Expect: expectRead(st.rec), Value: value, Version: s.nextTicks(after)}, nil
+	m := []store.Mutation{{Key: st.key, Expect: expectRead(st.rec), Value: value, Version: s.nextTicks(after)}}
+	if st.key.Row == rowBase {
+		var tags Tags
+		if b.Deleted == 0 {
+			tags = b.Tags
+		}
+		m = append(m, st.tagIndexChanges(tags)...)
+	}
+	return m, nil
+}
+
+// remove returns the mutations deleting st's record (conditioned on the read) and its entries
+// in the tag index.
+func (st *blobState) remove() []store.Mutation {
+	m := []store.Mutation{{Key: st.key, Expect: expectRead(st.rec), Delete: true}}
+	if st.key.Row == rowBase {
+		m = append(m, st.tagIndexChanges(nil)...)
+	}
+	return m
 }
 
 // touch gives b a new ETag and Last-Modified: every write to a blob's bytes, properties or
@@ -307,12 +358,12 @@ func (s *Service) checkWriteAccess(st *blobState, leaseID string, cond Condition
 		if leaseID != "" {
 			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 		}
-		return cond.checkWrite(false, "", time.Time{}, kind, azerr.ConditionNotMet)
+		return cond.checkWrite(false, "", time.Time{}, nil, kind, azerr.ConditionNotMet)
 	}
 	if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
 		return err
 	}
-	return cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), kind, azerr.ConditionNotMet)
+	return cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, kind, azerr.ConditionNotMet)
 }
 
 // checkReadAccess applies a read's optional lease id and conditions to an existing blob or
@@ -325,7 +376,7 @@ func checkReadAccess(st *blobState, leaseID string, cond Conditions, now time.Ti
 	} else if leaseID != "" {
 		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 	}
-	return cond.checkRead(etagOf(st.b.ETag), time.Unix(0, st.b.Modified))
+	return cond.checkRead(etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags)
 }
 
 func (st *blobState) public(p Path, now time.Time) Blob {
@@ -380,7 +431,7 @@ func (s *Service) changeBlob(ctx context.Context, p Path, leaseID string, cond C
 		if err != nil {
 			return nil, err
 		}
-		b.add(m)
+		b.add(m...)
 		out = st.public(p, now)
 		return b.m, nil
 	})
@@ -496,7 +547,7 @@ func (s *Service) LeaseBlob(ctx context.Context, p Path, req LeaseRequest, cond 
 		if err != nil {
 			return nil, err
 		}
-		if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), modify, azerr.ConditionNotMet); err != nil {
+		if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.ConditionNotMet); err != nil {
 			return nil, err
 		}
 		next, result, err := st.b.Lease.apply(req, s.Now(), blobLease)
@@ -507,7 +558,7 @@ func (s *Service) LeaseBlob(ctx context.Context, p Path, req LeaseRequest, cond 
 		result.ETag, result.LastModified = etagOf(st.b.ETag), time.Unix(0, st.b.Modified).UTC()
 		out = result
 		m, err := s.put(&st, &st.b)
-		return []store.Mutation{m}, err
+		return m, err
 	})
 	return out, err
 }
@@ -538,7 +589,7 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, tier, leaseID string)
 		}
 		st.b.Tier = canonical
 		m, err := s.put(&st, &st.b)
-		return []store.Mutation{m}, err
+		return m, err
 	})
 }
 
@@ -571,8 +622,9 @@ func tagText(s string) bool {
 }
 
 // SetBlobTags replaces a blob's index tags. Tags change neither ETag nor Last-Modified. A
-// lease id is optional but must match when given.
-func (s *Service) SetBlobTags(ctx context.Context, p Path, tags Tags, leaseID string) error {
+// lease id is optional but must match when given; ifTags (x-ms-if-tags) must hold for the
+// tags the blob has.
+func (s *Service) SetBlobTags(ctx context.Context, p Path, tags Tags, leaseID, ifTags string) error {
 	if err := ValidateTags(tags); err != nil {
 		return err
 	}
@@ -586,8 +638,14 @@ func (s *Service) SetBlobTags(ctx context.Context, p Path, tags Tags, leaseID st
 				return nil, err
 			}
 		}
+		if ok, err := (Conditions{IfTags: ifTags}).tagsHold(st.b.Tags); err != nil || !ok {
+			if err == nil {
+				err = azerr.New(azerr.ConditionNotMet)
+			}
+			return nil, err
+		}
 		st.b.Tags = tags
 		m, err := s.put(&st, &st.b)
-		return []store.Mutation{m}, err
+		return m, err
 	})
 }

@@ -287,8 +287,10 @@ func (s *Service) PutBlockList(ctx context.Context, p Path, list []BlockListEntr
 			Content:  randomID(),
 			Blocks:   len(blocks),
 		}
+		if err := s.keepReplaced(ctx, &st, BlockBlob, now, &b); err != nil {
+			return nil, err
+		}
 		if st.exists() {
-			retireContent(&st.b, &b, s.nextTicks(0))
 			next.Created = st.b.Created
 			next.Lease = st.b.Lease.afterWrite(now)
 			next.ETag = st.b.ETag
@@ -310,7 +312,7 @@ func (s *Service) PutBlockList(ctx context.Context, p Path, list []BlockListEntr
 		if err != nil {
 			return nil, err
 		}
-		b.add(m)
+		b.add(m...)
 		st.b = next
 		out = st.public(p, now)
 		return b.m, nil
@@ -429,7 +431,7 @@ func (s *Service) GetBlockList(ctx context.Context, p Path, which BlockListType,
 	}
 	now := s.Now()
 	var staging *stagingRecord
-	if p.Snapshot == "" {
+	if p.Snapshot == "" && p.VersionID == "" {
 		if _, staging, err = s.loadStaging(ctx, &st); err != nil {
 			return BlockList{}, err
 		}

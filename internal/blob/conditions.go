@@ -27,18 +27,38 @@ func (e ETag) matches(o ETag) bool { return e.Unquoted() == o.Unquoted() }
 
 // Conditions are a request's conditional headers (shared/spec/blob.md §3), parsed by the HTTP
 // layer: If-Match and If-None-Match values (a comma list split into tags, AnyETag for "*"),
-// If-Modified-Since and If-Unmodified-Since (zero when absent). The same type carries the
-// x-ms-source-if-* headers of copies.
+// If-Modified-Since and If-Unmodified-Since (zero when absent), and x-ms-if-tags as sent (a
+// tag expression, tagquery.go; 400 InvalidHeaderValue when it is not one). The same type
+// carries the x-ms-source-if-* headers of copies.
 type Conditions struct {
 	IfMatch           []ETag
 	IfNoneMatch       []ETag
 	IfModifiedSince   time.Time
 	IfUnmodifiedSince time.Time
+	IfTags            string
 }
 
 // IsZero reports whether no condition is set.
 func (c Conditions) IsZero() bool {
-	return len(c.IfMatch) == 0 && len(c.IfNoneMatch) == 0 && c.IfModifiedSince.IsZero() && c.IfUnmodifiedSince.IsZero()
+	return len(c.IfMatch) == 0 && len(c.IfNoneMatch) == 0 && c.IfModifiedSince.IsZero() && c.IfUnmodifiedSince.IsZero() && c.IfTags == ""
+}
+
+// onContainer is c for a container, which has no tags: x-ms-if-tags does not apply to it.
+func (c Conditions) onContainer() Conditions {
+	c.IfTags = ""
+	return c
+}
+
+// tagsHold judges x-ms-if-tags on a resource with tags (nil: none, or no resource).
+func (c Conditions) tagsHold(tags Tags) (bool, error) {
+	if c.IfTags == "" {
+		return true, nil
+	}
+	expr, err := parseTagExpr(c.IfTags, ifTagsCondition)
+	if err != nil {
+		return false, ifTagsError(c.IfTags, err)
+	}
+	return expr.matches("", tags), nil
 }
 
 func anyTag(tags []ETag) bool {
@@ -70,10 +90,16 @@ func modifiedAfter(modified, since time.Time) bool {
 // is 412 ConditionNotMet; the last failing is 304 Not Modified (code ConditionNotMet, with the
 // resource's ETag and Last-Modified headers, which a 304 carries). If-None-Match: * cannot be
 // satisfied by a read: 400 UnsatisfiableCondition (Azurite's code; the real one is not
-// documented).
-func (c Conditions) checkRead(etag ETag, modified time.Time) error {
+// documented). x-ms-if-tags failing is 412 ConditionNotMet, as If-Match.
+func (c Conditions) checkRead(etag ETag, modified time.Time, tags Tags) error {
 	if anyTag(c.IfNoneMatch) {
 		return azerr.Newf(azerr.UnsatisfiableCondition, "The request includes an unsatisfiable condition for this operation: If-None-Match: * on a read.")
+	}
+	if ok, err := c.tagsHold(tags); err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		return azerr.New(azerr.ConditionNotMet)
 	}
 	if len(c.IfMatch) > 0 && !matchesAny(c.IfMatch, etag) {
 		return azerr.New(azerr.ConditionNotMet)
@@ -117,17 +143,25 @@ const (
 	create
 )
 
-// checkWrite judges a write. exists tells whether the resource exists (etag and modified are
-// then its current ones). On a missing resource only If-Match fails (412, even with *); on an
-// existing one every condition must hold (412 ConditionNotMet, or code when the conditions
-// are a copy's source conditions) — evaluating them all as a conjunction is a superset of
-// Azure's precedence rules for the combinations SDKs send.
-func (c Conditions) checkWrite(exists bool, etag ETag, modified time.Time, kind writeKind, code azerr.Code) error {
+// checkWrite judges a write. exists tells whether the resource exists (etag, modified and tags
+// are then its current ones). On a missing resource only If-Match (412, even with *) and
+// x-ms-if-tags (no tags to match) fail; on an existing one every condition must hold (412
+// ConditionNotMet, or code when the conditions are a copy's source conditions) — evaluating
+// them all as a conjunction is a superset of Azure's precedence rules for the combinations
+// SDKs send.
+func (c Conditions) checkWrite(exists bool, etag ETag, modified time.Time, tags Tags, kind writeKind, code azerr.Code) error {
+	ok, err := c.tagsHold(tags)
+	if err != nil {
+		return err
+	}
 	if !exists {
-		if len(c.IfMatch) > 0 {
+		if len(c.IfMatch) > 0 || c.IfTags != "" {
 			return azerr.New(code)
 		}
 		return nil
+	}
+	if !ok {
+		return azerr.New(code)
 	}
 	if anyTag(c.IfNoneMatch) {
 		if kind == create {

@@ -185,7 +185,7 @@ func (s *Service) changeContainer(ctx context.Context, account, name, leaseID st
 		if err := c.Lease.checkAccess(now, leaseID, false, containerLease); err != nil {
 			return nil, err
 		}
-		if err := cond.checkWrite(true, etagOf(c.ETag), time.Unix(0, c.Modified), modify, azerr.ConditionNotMet); err != nil {
+		if err := cond.onContainer().checkWrite(true, etagOf(c.ETag), time.Unix(0, c.Modified), nil, modify, azerr.ConditionNotMet); err != nil {
 			return nil, err
 		}
 		change(&c)
@@ -242,7 +242,7 @@ func (s *Service) DeleteContainer(ctx context.Context, account, name, leaseID st
 		if err := c.Lease.checkAccess(s.Now(), leaseID, true, containerLease); err != nil {
 			return nil, err
 		}
-		if err := cond.checkWrite(true, etagOf(c.ETag), time.Unix(0, c.Modified), modify, azerr.ConditionNotMet); err != nil {
+		if err := cond.onContainer().checkWrite(true, etagOf(c.ETag), time.Unix(0, c.Modified), nil, modify, azerr.ConditionNotMet); err != nil {
 			return nil, err
 		}
 		return []store.Mutation{
@@ -265,7 +265,7 @@ func (s *Service) LeaseContainer(ctx context.Context, account, name string, req 
 		if err != nil {
 			return nil, err
 		}
-		if err := cond.checkWrite(true, etagOf(c.ETag), time.Unix(0, c.Modified), modify, azerr.ConditionNotMet); err != nil {
+		if err := cond.onContainer().checkWrite(true, etagOf(c.ETag), time.Unix(0, c.Modified), nil, modify, azerr.ConditionNotMet); err != nil {
 			return nil, err
 		}
 		next, result, err := c.Lease.apply(req, s.Now(), containerLease)

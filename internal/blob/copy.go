@@ -47,7 +47,7 @@ func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions
 			return blobState{}, err
 		}
 	}
-	err = o.Conditions.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), modify, azerr.SourceConditionNotMet)
+	err = o.Conditions.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.SourceConditionNotMet)
 	return st, err
 }
 
@@ -147,8 +147,10 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 		}
 		s.retireStaging(&st, srec, staging, &b)
 		next.Created, next.Lease, next.ETag = now.UnixNano(), lease{}, 0
+		if err := s.keepReplaced(ctx, &st, next.Type, now, &b); err != nil {
+			return nil, err
+		}
 		if st.exists() {
-			retireContent(&st.b, &b, s.nextTicks(0))
 			next.Created = st.b.Created
 			next.Lease = st.b.Lease.afterWrite(now)
 			next.ETag = st.b.ETag
@@ -158,7 +160,7 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 		if err != nil {
 			return nil, err
 		}
-		b.add(m) // a copy onto itself replaces the source condition with this write
+		b.add(m...) // a copy onto itself replaces the source condition with this write
 		st.b = next
 		out = st.public(dst, now)
 		return b.m, nil

@@ -22,15 +22,17 @@ const collectChunk = 1000
 
 // CollectStats counts what one Collect reclaimed.
 type CollectStats struct {
-	Containers int // deleted containers whose blobs were handed on
-	Expired    int // stagings of uncommitted blocks expired after a week
-	Contents   int // contents and stagings whose extents and blocks were removed
-	Objects    int // objects deleted
+	Containers  int // deleted containers whose blobs were handed on
+	Expired     int // stagings of uncommitted blocks expired after a week
+	SoftDeleted int // soft-deleted blobs and snapshots whose retention ended
+	Contents    int // contents and stagings whose extents and blocks were removed
+	Objects     int // objects deleted
 }
 
 // Collect reclaims everything that has waited Grace: deleted containers' blobs, uncommitted
-// blocks a week after their last Put Block, the extents of contents no blob reaches, and the
-// objects left without a reference.
+// blocks a week after their last Put Block, soft-deleted blobs and snapshots at the end of
+// their retention, the extents of contents no blob reaches, and the objects left without a
+// reference.
 func (s *Service) Collect(ctx context.Context) (CollectStats, error) {
 	var stats CollectStats
 	now := s.Now()
@@ -40,6 +42,9 @@ func (s *Service) Collect(ctx context.Context) (CollectStats, error) {
 		return stats, err
 	}
 	if stats.Expired, err = s.expireStagings(ctx, now); err != nil {
+		return stats, err
+	}
+	if stats.SoftDeleted, err = s.expireSoftDeleted(ctx, now); err != nil {
 		return stats, err
 	}
 	if stats.Contents, err = s.reclaimDead(ctx, cutoff); err != nil {
@@ -120,6 +125,9 @@ func (s *Service) sweepDeletedContainers(ctx context.Context, cutoff int64) (int
 					return false, err
 				}
 				retireContent(&blob, &b, d.Version)
+				if rec.Key.Row == rowBase && blob.Deleted == 0 {
+					b.add(tagIndexRemovals(space, rec.Key.Partition, blob.Tags)...)
+				}
 			}
 			if len(b.m) >= collectChunk {
 				return true, flush()

@@ -12,11 +12,12 @@ import (
 
 // ListBlobsInclude selects what List Blobs shows besides committed blobs. Metadata, copy
 // state and tags are always in the returned Blobs; the HTTP layer writes them when asked.
-// (Soft-deleted blobs and versions do not exist here, so include=deleted and
-// include=versions add nothing.)
+// Deleted adds soft-deleted blobs, and with Snapshots soft-deleted snapshots. (No blob has
+// versions, so include=versions adds nothing.)
 type ListBlobsInclude struct {
 	Snapshots        bool
 	UncommittedBlobs bool
+	Deleted          bool
 }
 
 // ListBlobsOptions selects a page of List Blobs. Marker is a previous page's NextMarker;
@@ -160,6 +161,16 @@ func (s *Service) listedBlob(rec *store.Record, inc ListBlobsInclude, lastBase *
 	b, err := decodeBlob(rec)
 	if err != nil {
 		return false, err
+	}
+	switch {
+	case b.Deleted == 0:
+	case !inc.Deleted || !b.retained(now):
+		if row == rowBase {
+			*lastBase = "" // a soft-deleted blob's uncommitted blocks are an uncommitted blob
+		}
+		return false, nil
+	case row == rowBase:
+		*lastBase = ""
 	}
 	snapshot := ""
 	if row != rowBase {

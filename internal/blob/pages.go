@@ -2,8 +2,10 @@ package blob
 
 import (
 	"context"
+	"encoding/base64"
 	"io"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -131,7 +133,7 @@ func (s *Service) writePages(ctx context.Context, p Path, r ByteRange, pieces []
 		if err != nil {
 			return nil, err
 		}
-		b.add(m)
+		b.add(m...)
 		out = st.public(p, now)
 		return b.m, nil
 	})
@@ -165,20 +167,41 @@ type PageRange struct {
 }
 
 // PageRangesOptions is one Get Page Ranges request: an optional range, and PrevSnapshot for
-// the changes since that snapshot of the blob.
+// the changes since that snapshot of the blob. MaxResults (0: no limit) bounds the ranges
+// of one answer, PageRange and ClearRange entries together; Marker is a previous answer's
+// NextMarker.
 type PageRangesOptions struct {
 	Range        *ByteRange
 	PrevSnapshot string
+	Marker       string
+	MaxResults   int
 	LeaseID      string
 	Conditions   Conditions
 }
 
 // PageRanges is Get Page Ranges' answer: the written ranges (with PrevSnapshot: the ranges
 // written since), sorted and merged, and with PrevSnapshot the ranges cleared since.
+// NextMarker is empty unless MaxResults cut the answer short.
 type PageRanges struct {
-	Blob    Blob
-	Ranges  []PageRange
-	Cleared []PageRange
+	Blob       Blob
+	Ranges     []PageRange
+	Cleared    []PageRange
+	NextMarker string
+}
+
+// A page ranges marker is the offset the next answer starts at, base64url-encoded: opaque to
+// clients and safe in a URL.
+func encodePageMarker(offset int64) string {
+	return base64.RawURLEncoding.EncodeToString(strconv.AppendInt(nil, offset, 10))
+}
+
+func decodePageMarker(marker string) (int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(marker)
+	n, perr := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || perr != nil || n < 0 || n%PageSize != 0 {
+		return 0, azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid. marker %q was not returned by Get Page Ranges.", marker)
+	}
+	return n, nil
 }
 
 // span is a stretch [start, end) of a page content and the piece there.
@@ -209,16 +232,37 @@ func (s *Service) GetPageRanges(ctx context.Context, p Path, o PageRangesOptions
 			end = min(end, r.End+1)
 		}
 	}
-	cur, err := s.pageSpans(ctx, st.b.Content, from, end)
-	if err != nil {
-		return PageRanges{}, err
+	if o.Marker != "" {
+		m, err := decodePageMarker(o.Marker)
+		if err != nil {
+			return PageRanges{}, err
+		}
+		from = max(from, m)
 	}
 	out := PageRanges{Blob: st.public(p, now), Ranges: []PageRange{}}
 	if o.PrevSnapshot == "" {
-		for _, sp := range cur {
-			out.Ranges = appendRange(out.Ranges, sp.start, sp.end)
-		}
-		return out, nil
+		// Read only as many extents as the answer needs, and one more.
+		err := s.scanExtents(ctx, st.b.Content, from, func(e extent) (bool, error) {
+			start, stop := max(e.start(), from), min(e.End, end)
+			switch n := len(out.Ranges); {
+			case start >= end:
+				return false, nil
+			case stop <= start:
+			case n > 0 && out.Ranges[n-1].End+1 >= start:
+				out.Ranges[n-1].End = max(out.Ranges[n-1].End, stop-1)
+			case o.MaxResults > 0 && n == o.MaxResults:
+				out.NextMarker = encodePageMarker(start)
+				return false, nil
+			default:
+				out.Ranges = append(out.Ranges, PageRange{Start: start, End: stop - 1})
+			}
+			return true, nil
+		})
+		return out, err
+	}
+	cur, err := s.pageSpans(ctx, st.b.Content, from, end)
+	if err != nil {
+		return PageRanges{}, err
 	}
 	snap, err := canonicalSnapshot(o.PrevSnapshot)
 	if err != nil {
@@ -247,7 +291,31 @@ func (s *Service) GetPageRanges(ctx context.Context, p Path, o PageRangesOptions
 			out.Cleared = appendRange(out.Cleared, start, end)
 		}
 	})
+	if o.MaxResults > 0 && len(out.Ranges)+len(out.Cleared) > o.MaxResults {
+		out.Ranges, out.Cleared, out.NextMarker = firstRanges(out.Ranges, out.Cleared, o.MaxResults)
+	}
 	return out, nil
+}
+
+// firstRanges keeps the first n of two sorted, disjoint lists of ranges taken together, and
+// returns the marker of the first range left out.
+func firstRanges(written, cleared []PageRange, n int) ([]PageRange, []PageRange, string) {
+	i, j := 0, 0
+	for i+j < n {
+		if j == len(cleared) || i < len(written) && written[i].Start < cleared[j].Start {
+			i++
+		} else {
+			j++
+		}
+	}
+	next := int64(-1)
+	if i < len(written) {
+		next = written[i].Start
+	}
+	if j < len(cleared) && (next < 0 || cleared[j].Start < next) {
+		next = cleared[j].Start
+	}
+	return written[:i], cleared[:j], encodePageMarker(next)
 }
 
 // pageSpans returns the written stretches of a page content within [from, end).

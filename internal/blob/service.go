@@ -21,6 +21,10 @@
 //	\x00blobdead        row content or staging id: pieces no blob reaches any more
 //	\x00blobstaged      row space + blob name: blobs with uncommitted blocks (for expiry)
 //	\x00blobdeleted     row space: a deleted container whose blobs are still to be reclaimed
+//	\x00blobsoftdeleted row expiry + space + blob name + row: a soft-deleted blob or snapshot,
+//	                    due for removal at expiry (softdelete.go)
+//	\x00blobtags        partition account, row tag key + value + container + blob name +
+//	                    space: the tag index, value the blob's tags (tagindex.go)
 //
 // Every change is one store Commit conditioned on the versions of the records it read
 // (update), so several front-ends over one shared store see one namespace, leases included.
@@ -34,6 +38,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,14 +49,16 @@ import (
 )
 
 const (
-	containersSpace = "\x00blobcontainers"
-	extentsSpace    = "\x00blobextents"
-	blocksSpace     = "\x00blobblocks"
-	refsSpace       = "\x00blobrefs"
-	garbageSpace    = "\x00blobgarbage"
-	deadSpace       = "\x00blobdead"
-	stagedSpace     = "\x00blobstaged"
-	deletedSpace    = "\x00blobdeleted"
+	containersSpace  = "\x00blobcontainers"
+	extentsSpace     = "\x00blobextents"
+	blocksSpace      = "\x00blobblocks"
+	refsSpace        = "\x00blobrefs"
+	garbageSpace     = "\x00blobgarbage"
+	deadSpace        = "\x00blobdead"
+	stagedSpace      = "\x00blobstaged"
+	deletedSpace     = "\x00blobdeleted"
+	softDeletedSpace = "\x00blobsoftdeleted"
+	tagIndexSpace    = "\x00blobtags"
 )
 
 // Rows of a blob's partition in its container's space. Snapshots sort before the blob, as
@@ -86,6 +93,9 @@ type Service struct {
 
 	// lastTicks makes the versions and ETags this process hands out strictly increasing.
 	lastTicks atomic.Int64
+
+	// retentions caches each account's DeleteRetentionPolicy (softdelete.go).
+	retentions sync.Map // account → cachedRetention
 }
 
 // New returns a Service over st, keeping large bytes in objects (a backend's Store is both).
@@ -200,6 +210,7 @@ func (s *Service) ServiceProperties(ctx context.Context, account string) (servic
 // SetServiceProperties replaces the account's Blob service settings with what update makes
 // of the current ones (Azure keeps what a request omits).
 func (s *Service) SetServiceProperties(ctx context.Context, account string, update func(*serviceprops.Properties)) error {
+	defer s.retentions.Delete(account)
 	return s.props.Update(ctx, account, func(p *serviceprops.Properties) error {
 		update(p)
 		return nil

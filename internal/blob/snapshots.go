@@ -102,7 +102,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID
 		if err := st.b.Lease.checkAccess(now, leaseID, false, blobLease); err != nil {
 			return nil, err
 		}
-		if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), modify, azerr.ConditionNotMet); err != nil {
+		if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.ConditionNotMet); err != nil {
 			return nil, err
 		}
 		var b batch
@@ -123,7 +123,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID
 		if err != nil {
 			return nil, err
 		}
-		b.add(m)
+		b.add(m...)
 		out = st.public(p, now)
 		return b.m, nil
 	})
@@ -150,7 +150,8 @@ func ParseDeleteSnapshots(v string) (DeleteSnapshots, error) {
 
 // DeleteBlob deletes a blob, its snapshots, or both (409 SnapshotsPresent for a blob with
 // snapshots when snapshots is DeleteBlobOnly), or the one snapshot p names. Deleting the blob
-// discards its uncommitted blocks and ends its lease; a leased blob needs its lease id. The
+// discards its uncommitted blocks and ends its lease; a leased blob needs its lease id. With
+// the account's soft delete on, what is deleted is soft-deleted (softdelete.go); otherwise its
 // bytes are reclaimed in the background (Collect).
 func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapshots, leaseID string, cond Conditions) error {
 	if _, err := ParseDeleteSnapshots(string(snapshots)); err != nil {
@@ -159,7 +160,11 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 	if p.Snapshot != "" && snapshots != DeleteBlobOnly {
 		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-delete-snapshots cannot be given when deleting a snapshot.")
 	}
-	err := s.update(ctx, func() ([]store.Mutation, error) {
+	retention, err := s.retention(ctx, p.Account)
+	if err != nil {
+		return err
+	}
+	return s.update(ctx, func() ([]store.Mutation, error) {
 		st, err := s.loadExisting(ctx, p)
 		if err != nil {
 			return nil, err
@@ -167,31 +172,50 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 		now := s.Now()
 		var b batch
 		version := s.nextTicks(0)
+		// drop deletes the record read as st: soft, or for good.
+		drop := func(st *blobState) error {
+			if retention.Enabled && st.b.Deleted == 0 {
+				b.add(softDelete(&st.b, st.key, now, retention.Days))
+				m, err := s.put(st, &st.b)
+				b.add(m...)
+				return err
+			}
+			if st.b.Deleted != 0 {
+				b.add(forgetExpiry(&st.b, st.key))
+			}
+			b.add(st.remove()...)
+			retireContent(&st.b, &b, version)
+			return nil
+		}
 		if p.Snapshot != "" {
 			if leaseID != "" {
 				return nil, azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 			}
-			if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), modify, azerr.ConditionNotMet); err != nil {
+			if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.ConditionNotMet); err != nil {
 				return nil, err
 			}
-			b.add(store.Mutation{Key: st.key, Expect: expectRead(st.rec), Delete: true})
-			retireContent(&st.b, &b, version)
+			if err := drop(&st); err != nil {
+				return nil, err
+			}
 			return b.m, nil
 		}
 		if err := s.checkWriteAccess(&st, leaseID, cond, modify, now); err != nil {
 			return nil, err
 		}
 		err = s.store.Scan(ctx, snapshotRange(st.space, p.Name), func(rec store.Record) (bool, error) {
-			if snapshots == DeleteBlobOnly {
-				return false, azerr.New(azerr.SnapshotsPresent)
-			}
 			snap, err := decodeBlob(&rec)
 			if err != nil {
 				return false, err
 			}
-			b.add(store.Mutation{Key: rec.Key, Expect: store.Expect{Kind: store.ExpectVersion, Version: rec.Version}, Delete: true})
-			retireContent(&snap, &b, version)
-			return true, nil
+			// Soft-deleted snapshots are the policy's while it is on; once it is off, they
+			// are snapshots like the others.
+			if snap.Deleted != 0 && (retention.Enabled || !snap.retained(now)) {
+				return true, nil
+			}
+			if snapshots == DeleteBlobOnly {
+				return false, azerr.New(azerr.SnapshotsPresent)
+			}
+			return true, drop(&blobState{space: st.space, key: rec.Key, rec: &rec, b: snap})
 		})
 		if err != nil {
 			return nil, err
@@ -205,9 +229,9 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 			return nil, err
 		}
 		s.retireStaging(&st, srec, staging, &b)
-		b.add(store.Mutation{Key: st.key, Expect: expectRead(st.rec), Delete: true})
-		retireContent(&st.b, &b, version)
+		if err := drop(&st); err != nil {
+			return nil, err
+		}
 		return b.m, nil
 	})
-	return err
 }

@@ -244,8 +244,10 @@ func (s *Service) PutBlob(ctx context.Context, p Path, body io.Reader, size int6
 			Tier:     o.Tier,
 			Created:  now.UnixNano(),
 		}
+		if err := s.keepReplaced(ctx, &st, o.Type, now, &b); err != nil {
+			return nil, err
+		}
 		if st.exists() {
-			retireContent(&st.b, &b, s.nextTicks(0))
 			next.Created = st.b.Created
 			next.Lease = st.b.Lease.afterWrite(now)
 			next.ETag = st.b.ETag
@@ -270,7 +272,7 @@ func (s *Service) PutBlob(ctx context.Context, p Path, body io.Reader, size int6
 		if err != nil {
 			return nil, err
 		}
-		b.add(m)
+		b.add(m...)
 		st.b = next
 		out = st.public(p, now)
 		return b.m, nil

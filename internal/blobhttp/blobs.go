@@ -66,6 +66,9 @@ func (s *Server) putBlob(rq *request) error {
 	} else if h.Get("x-ms-blob-content-length") != "" {
 		return invalidHeader("x-ms-blob-content-length", h.Get("x-ms-blob-content-length"), "only page blobs take a size")
 	}
+	if err := bodyLimit(rq, "Put Blob", size); err != nil {
+		return err
+	}
 	b, sums, err := s.svc.PutBlob(rq.ctx, rq.path(), rq.R.Body, size, o)
 	if err != nil {
 		return err
@@ -322,6 +325,14 @@ func (s *Server) setBlobProperties(rq *request) error {
 
 func (s *Server) deleteBlob(rq *request) error {
 	h := rq.R.Header
+	if rq.Query.Has("deletetype") {
+		// Permanent deletion of soft-deleted snapshots (AllowPermanentDelete) is not served:
+		// its refusals' codes are undocumented. A clear refusal beats deleting otherwise
+		// than asked.
+		e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: deletetype=%q is not supported by this server.", rq.Query.Get("deletetype"))
+		e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: "deletetype"}, {Name: "QueryParameterValue", Value: rq.Query.Get("deletetype")}}
+		return e
+	}
 	d, err := blob.ParseDeleteSnapshots(h.Get("x-ms-delete-snapshots"))
 	if err != nil {
 		return err
@@ -381,7 +392,7 @@ func (s *Server) setBlobTier(rq *request) error {
 }
 
 func (s *Server) getBlobTags(rq *request) error {
-	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(rq.R.Header), blob.Conditions{})
+	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(rq.R.Header), blob.Conditions{IfTags: rq.R.Header.Get("x-ms-if-tags")})
 	if err != nil {
 		return err
 	}
@@ -402,17 +413,14 @@ func (s *Server) setBlobTags(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.SetBlobTags(rq.ctx, rq.path(), t, leaseID(rq.R.Header)); err != nil {
+	if err := s.svc.SetBlobTags(rq.ctx, rq.path(), t, leaseID(rq.R.Header), rq.R.Header.Get("x-ms-if-tags")); err != nil {
 		return err
 	}
 	return rq.done(http.StatusNoContent)
 }
 
-// undeleteBlob answers Undelete Blob. Without soft delete (DeleteRetentionPolicy is stored,
-// not applied) no blob is ever soft-deleted: undeleting a live blob succeeds and changes
-// nothing, as on Azure; a missing one is 404 BlobNotFound.
 func (s *Server) undeleteBlob(rq *request) error {
-	if _, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), "", blob.Conditions{}); err != nil {
+	if err := s.svc.UndeleteBlob(rq.ctx, rq.path()); err != nil {
 		return err
 	}
 	return rq.done(http.StatusOK)

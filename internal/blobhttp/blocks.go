@@ -37,6 +37,9 @@ func (s *Server) putBlock(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if err := bodyLimit(rq, "Put Block", size); err != nil {
+		return err
+	}
 	sent, err := checksums(h)
 	if err != nil {
 		return err

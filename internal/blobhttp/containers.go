@@ -336,3 +336,17 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// restoreContainer answers Restore Container. Containers are soft-deleted only under the
+// account's container soft-delete policy, a setting of the management plane that no data-plane
+// request (and so no SDK) can turn on; without it Azure keeps no deleted container and answers
+// 404 ContainerNotFound (blob.md §8.8), which is what every restore finds here too.
+func (s *Server) restoreContainer(rq *request) error {
+	h := rq.R.Header
+	for _, name := range []string{"x-ms-deleted-container-name", "x-ms-deleted-container-version"} {
+		if h.Get(name) == "" {
+			return missingHeader(name)
+		}
+	}
+	return azerr.Newf(azerr.ContainerNotFound, "The specified container does not exist. (No container is soft-deleted: container soft delete is off, as the data plane cannot turn it on.)")
+}

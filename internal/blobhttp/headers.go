@@ -58,11 +58,16 @@ func httpDate(h http.Header, name string) time.Time {
 // conditions reads If-Match, If-None-Match, If-Modified-Since and If-Unmodified-Since, or,
 // with prefix "x-ms-source-", the conditions on a copy's source.
 func conditions(h http.Header, prefix string) blob.Conditions {
+	tags := "x-ms-if-tags"
+	if prefix != "" {
+		tags = prefix + "if-tags" // x-ms-source-if-tags
+	}
 	return blob.Conditions{
 		IfMatch:           etags(h, prefix+"If-Match"),
 		IfNoneMatch:       etags(h, prefix+"If-None-Match"),
 		IfModifiedSince:   httpDate(h, prefix+"If-Modified-Since"),
 		IfUnmodifiedSince: httpDate(h, prefix+"If-Unmodified-Since"),
+		IfTags:            h.Get(tags),
 	}
 }
 
@@ -225,7 +230,7 @@ func readXMLBody(rq *request, limit int64) ([]byte, error) {
 
 // path is the blob the request addresses, with its snapshot if any.
 func (rq *request) path() blob.Path {
-	return blob.Path{Account: rq.Account, Container: rq.container, Name: rq.blob, Snapshot: rq.Query.Get("snapshot")}
+	return blob.Path{Account: rq.Account, Container: rq.container, Name: rq.blob, Snapshot: rq.Query.Get("snapshot"), VersionID: rq.Query.Get("versionid")}
 }
 
 func leaseID(h http.Header) string { return h.Get("x-ms-lease-id") }

@@ -22,7 +22,7 @@ func (s *Server) listBlobs(rq *request) error {
 	q := rq.Query
 	page, err := s.svc.ListBlobs(rq.ctx, rq.Account, rq.container, blob.ListBlobsOptions{
 		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), Marker: q.Get("marker"), MaxResults: n,
-		Include: blob.ListBlobsInclude{Snapshots: inc["snapshots"], UncommittedBlobs: inc["uncommittedblobs"]},
+		Include: blob.ListBlobsInclude{Snapshots: inc["snapshots"], UncommittedBlobs: inc["uncommittedblobs"], Deleted: inc["deleted"]},
 	})
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func (s *Server) listBlobs(rq *request) error {
 		for _, e := range page.Entries {
 			if e.Prefix != "" {
 				w.open("BlobPrefix")
-				w.elem("Name", e.Prefix)
+				w.name(e.Prefix)
 				w.close("BlobPrefix")
 				continue
 			}
@@ -60,7 +60,10 @@ func (s *Server) listBlobs(rq *request) error {
 // writeListedBlob writes one <Blob> of a listing, its properties in the real order.
 func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 	w.open("Blob")
-	w.elem("Name", b.Name)
+	w.name(b.Name)
+	if b.Deleted {
+		w.elem("Deleted", "true")
+	}
 	w.optional("Snapshot", b.Snapshot)
 	w.open("Properties")
 	w.elem("Creation-Time", b.Created.Format(http.TimeFormat))
@@ -89,7 +92,7 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 			w.elem("AccessTierInferred", "true")
 		}
 	}
-	if b.Snapshot == "" {
+	if b.Snapshot == "" && !b.Deleted {
 		w.elem("LeaseStatus", b.Lease.Status)
 		w.elem("LeaseState", string(b.Lease.State))
 		w.optional("LeaseDuration", b.Lease.Duration)
@@ -102,6 +105,10 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 		w.elem("CopyCompletionTime", c.CompletionTime.Format(http.TimeFormat))
 	}
 	w.elem("ServerEncrypted", "true")
+	if b.Deleted {
+		w.elem("DeletedTime", b.DeletedTime.Format(http.TimeFormat))
+		w.elem("RemainingRetentionDays", strconv.Itoa(b.RemainingRetentionDays))
+	}
 	if len(b.Tags) > 0 {
 		w.elem("TagCount", strconv.Itoa(len(b.Tags)))
 	}

@@ -108,9 +108,18 @@ func (s *Server) putPage(rq *request) error {
 
 func (s *Server) getPageRanges(rq *request) error {
 	h := rq.R.Header
-	o := blob.PageRangesOptions{PrevSnapshot: rq.Query.Get("prevsnapshot"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	o := blob.PageRangesOptions{PrevSnapshot: rq.Query.Get("prevsnapshot"), Marker: rq.Query.Get("marker"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
 	if r, ok := byteRange(h); ok {
 		o.Range = &r
+	}
+	if !rq.atLeast(versionPagedPageRanges) {
+		// Older versions answer every range at once.
+		o.Marker = ""
+	} else {
+		var err error
+		if o.MaxResults, err = maxResults(rq); err != nil {
+			return err
+		}
 	}
 	pr, err := s.svc.GetPageRanges(rq.ctx, rq.path(), o)
 	if err != nil {
@@ -131,7 +140,7 @@ func (s *Server) getPageRanges(rq *request) error {
 	}
 	ranges("PageRange", pr.Ranges)
 	ranges("ClearRange", pr.Cleared)
-	w.elem("NextMarker", "")
+	w.elem("NextMarker", pr.NextMarker)
 	w.close("PageList")
 	return rq.writeXML(http.StatusOK, w.Bytes())
 }
@@ -176,6 +185,9 @@ func (s *Server) appendBlock(rq *request) error {
 		}
 		if size == 0 {
 			return invalidHeader("Content-Length", "0", "Append Block needs a body")
+		}
+		if err := bodyLimit(rq, "Append Block", size); err != nil {
+			return err
 		}
 		if o.Checksums, err = checksums(h); err != nil {
 			return err

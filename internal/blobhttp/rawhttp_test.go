@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func newRaw(e *env) *raw {
 	}
 	q, err := sas.AccountSignatureValues{
 		Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour),
-		Permissions:   (&sas.AccountPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Tag: true}).String(),
+		Permissions:   (&sas.AccountPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Tag: true, FilterByTags: true}).String(),
 		ResourceTypes: (&sas.AccountResourceTypes{Service: true, Container: true, Object: true}).String(),
 	}.SignWithSharedKey(cred)
 	if err != nil {
@@ -96,6 +97,10 @@ func TestRawErrorResponses(t *testing.T) {
 			{"ETag condition on a container", "DELETE", "/ctr?restype=container", map[string]string{"If-Match": "*"}, nil, 400, "UnsupportedHeader", ""},
 			{"lease without an action", "PUT", "/ctr/b?comp=lease", nil, nil, 400, "MissingRequiredHeader", "x-ms-lease-action"},
 			{"bad version", "GET", "/ctr/nope", map[string]string{"x-ms-version": "yesterday"}, nil, 400, "InvalidHeaderValue", ""},
+			{"permanent delete", "DELETE", "/ctr/b?deletetype=permanent", nil, nil, 400, "InvalidQueryParameterValue", "deletetype"},
+			{"where that is no expression", "GET", "/?comp=blobs&where=" + url.QueryEscape(`"k" = v`), nil, nil, 400, "InvalidQueryParameterValue", "where"},
+			{"x-ms-if-tags that is no expression", "PUT", "/ctr/b", map[string]string{"x-ms-blob-type": "BlockBlob", "x-ms-if-tags": "k = = 'v'"}, strings.NewReader("x"), 400, "InvalidHeaderValue", "x-ms-if-tags"},
+			{"restore without the deleted name", "PUT", "/ctr?restype=container&comp=undelete", nil, nil, 400, "MissingRequiredHeader", "x-ms-deleted-container-name"},
 		}
 		for _, c := range cases {
 			resp := r.do(c.method, c.path, c.header, c.body)
@@ -178,6 +183,27 @@ func TestRawListBlobsDocument(t *testing.T) {
 			if !strings.Contains(string(body), part) {
 				t.Errorf("listing lacks %s:\n%s", part, body)
 			}
+		}
+
+		// A soft-deleted blob: <Deleted> after the name, no lease, the deletion at the end
+		// of the properties (a real recording's order).
+		if resp := r.do("PUT", "/?restype=service&comp=properties", nil, strings.NewReader(
+			"<StorageServiceProperties><DeleteRetentionPolicy><Enabled>true</Enabled><Days>7</Days></DeleteRetentionPolicy></StorageServiceProperties>")); resp.StatusCode != 202 {
+			t.Fatalf("set properties: %d", resp.StatusCode)
+		}
+		if resp := r.do("DELETE", "/ctr/dir/a%2Bb", nil, nil); resp.StatusCode != 202 {
+			t.Fatalf("delete: %d", resp.StatusCode)
+		}
+		resp = r.do("GET", "/ctr?restype=container&comp=list&include=deleted", nil, nil)
+		body, _ = io.ReadAll(resp.Body)
+		doc := string(body)
+		for _, part := range []string{"<Blob><Name>dir/a+b</Name><Deleted>true</Deleted><Properties>", "<ServerEncrypted>true</ServerEncrypted><DeletedTime>", "<RemainingRetentionDays>6</RemainingRetentionDays></Properties>"} {
+			if !strings.Contains(doc, part) {
+				t.Errorf("listing of a deleted blob lacks %s:\n%s", part, doc)
+			}
+		}
+		if strings.Contains(doc, "<LeaseStatus>") {
+			t.Errorf("a deleted blob has a lease status:\n%s", doc)
 		}
 	})
 }

@@ -28,6 +28,10 @@ func parsePath(rq *request) error {
 	return nil
 }
 
+// rootContainer is the container a path of one segment addresses, when it is not a
+// container request.
+const rootContainer = "$root"
+
 // handler serves one operation.
 type handler func(rq *request) error
 
@@ -47,7 +51,9 @@ func (s *Server) route(rq *request) error {
 	case rq.blob == "" && restype == "container":
 		return s.routeContainer(rq, comp, method)
 	case rq.blob == "":
-		return azerr.Newf(azerr.InvalidURI, "The requested URI does not represent any resource on the server: %s names a container without restype=container, and no blob.", rq.Path)
+		// One segment without restype=container names a blob of the root container
+		// (blob.md §1.1): /name is /$root/name.
+		rq.container, rq.blob = rootContainer, rq.container
 	}
 	return s.routeBlob(rq, comp, method)
 }
@@ -72,6 +78,10 @@ func (s *Server) routeService(rq *request, restype, comp, method string) error {
 	case restype == "service" && comp == "userdelegationkey":
 		if method == http.MethodPost {
 			return s.getUserDelegationKey(rq)
+		}
+	case comp == "blobs" && restype == "":
+		if method == http.MethodGet {
+			return s.run(rq, auth.OpFindBlobsByTags, s.findBlobsByTags)
 		}
 	default:
 		return unknownOperation(rq, restype, comp)
@@ -115,6 +125,17 @@ func (s *Server) routeContainer(rq *request, comp, method string) error {
 	case "list":
 		if method == http.MethodGet {
 			return s.run(rq, auth.OpListBlobs, s.listBlobs)
+		}
+	case "blobs":
+		if !rq.atLeast(versionFindInContainer) {
+			return unknownOperation(rq, "container", comp)
+		}
+		if method == http.MethodGet {
+			return s.run(rq, auth.OpFindBlobsInContainer, s.findBlobsByTags)
+		}
+	case "undelete":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpRestoreContainer, s.restoreContainer)
 		}
 	default:
 		return unknownOperation(rq, "container", comp)

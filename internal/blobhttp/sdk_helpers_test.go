@@ -56,10 +56,11 @@ var backends = []struct {
 // env is a blob endpoint on one backend and an azblob client of the development account.
 type env struct {
 	*testing.T
-	svc    *blob.Service
-	st     backendStore
-	url    string // the account's service URL, path style
-	client *azblob.Client
+	svc     *blob.Service
+	st      backendStore
+	handler http.Handler
+	url     string // the account's service URL, path style
+	client  *azblob.Client
 }
 
 func forEachBackend(t *testing.T, test func(t *testing.T, e *env)) {
@@ -74,9 +75,10 @@ func forEachBackend(t *testing.T, test func(t *testing.T, e *env)) {
 func newEnv(t *testing.T, st backendStore) *env {
 	svc := blob.New(st, st)
 	dev := auth.DevelopmentAccount()
-	srv := httptest.NewServer(blobhttp.New(svc, auth.NewAuthenticator([]auth.Account{dev}), nil))
+	h := blobhttp.New(svc, auth.NewAuthenticator([]auth.Account{dev}), nil)
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	e := &env{T: t, svc: svc, st: st, url: srv.URL + "/" + dev.Name}
+	e := &env{T: t, svc: svc, st: st, handler: h, url: srv.URL + "/" + dev.Name}
 	cred, err := azblob.NewSharedKeyCredential(dev.Name, base64.StdEncoding.EncodeToString(dev.Keys[0]))
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +123,5 @@ func blockIDs(n int) []string {
 	}
 	return ids
 }
-
-var _ = http.StatusOK
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -44,6 +45,27 @@ func (w *xmlWriter) optional(name, value string) {
 	if value != "" {
 		w.elem(name, value)
 	}
+}
+
+// name writes a listing's <Name>: as it is, or, when it holds a character XML 1.0 cannot
+// carry (blob names may hold U+FFFE and U+FFFF), percent-encoded in <Name
+// Encoded="true">, as the real service writes it and every SDK decodes it.
+func (w *xmlWriter) name(v string) {
+	for _, r := range v {
+		if !xmlChar(r) {
+			w.WriteString(`<Name Encoded="true">`)
+			// Spaces as %20, not +: JavaScript's decodeURIComponent leaves + as it is.
+			w.WriteString(strings.ReplaceAll(url.QueryEscape(v), "+", "%20"))
+			w.close("Name")
+			return
+		}
+	}
+	w.elem("Name", v)
+}
+
+// xmlChar reports whether XML 1.0 can carry r (its production Char).
+func xmlChar(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }
 
 func (w *xmlWriter) attr(name, value string) {
