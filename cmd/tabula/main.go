@@ -1,9 +1,13 @@
-// Command tabula serves the Azure Table and Queue services.
+// Command tabula serves Azure Storage's Blob, Queue and Table services, and is a client of
+// any Table endpoint.
 //
-//	tabula [flags]          serve (defaults: tables on 127.0.0.1:10002, queues on 127.0.0.1:10001, account devstoreaccount1)
-//	tabula bench [flags]    load-test any Azure Table endpoint (tabula bench --help)
+//	tabula [flags]                  serve (defaults: blob 127.0.0.1:10000, queue :10001, table :10002, account devstoreaccount1)
+//	tabula table|entity|export|import   the client verbs (package cli)
+//	tabula bench [flags]            load-test any Azure Table, Queue or Blob endpoint (tabula bench --help)
+//	tabula reset|version|help
 //
-// Every flag can also be set through the environment variable named in its help.
+// Every flag can also be set through the environment variable named in its help; tabula help
+// lists them all.
 package main
 
 import (
@@ -30,7 +34,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/bench"
+	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/blobhttp"
 	"github.com/tabula-dev/tabula/internal/console"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
@@ -70,6 +75,9 @@ func runUntilSignalled(args []string) int {
 		}
 	}()
 	if err := run(ctx, args, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		fmt.Fprintln(os.Stderr, "tabula:", err)
 		return 1
 	}
@@ -78,14 +86,18 @@ func runUntilSignalled(args []string) int {
 
 // config is the server's configuration, from flags with environment fallbacks.
 type config struct {
-	tableAddr   string
-	queueAddr   string
-	dataDir     string
-	inMemory    bool
-	storeURL    string
-	accounts    string
-	consoleAddr string
-	limits      server.Limits
+	tableAddr string
+	blobAddr  string
+	queueAddr string
+	dataDir   string
+	// dataDirIsDefault says dataDir is the default, shared by every Tabula not given one.
+	dataDirIsDefault bool
+	inMemory         bool
+	storeURL         string
+	storeWait        time.Duration
+	accounts         string
+	consoleAddr      string
+	limits           server.Limits
 
 	tls            bool   // HTTPS with a local CA made in dataDir/tls
 	certFile       string // HTTPS with the operator's certificate
@@ -105,19 +117,21 @@ type config struct {
 	faultsFile    string
 }
 
-func parseFlags(args []string, stderr io.Writer) (config, error) {
+// parseFlags reads the serving configuration from args and the environment. --help prints
+// tabula's usage to out and returns flag.ErrHelp.
+func parseFlags(args []string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("tabula", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	var c config
 	var envErrsPre []error
 	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
+	fs.StringVar(&c.blobAddr, "blob-addr", envOr("TABULA_BLOB_ADDR", "127.0.0.1:10000"), "`HOST:PORT` to serve the blob endpoint on (env TABULA_BLOB_ADDR)")
 	fs.StringVar(&c.queueAddr, "queue-addr", envOr("TABULA_QUEUE_ADDR", "127.0.0.1:10001"), "`HOST:PORT` to serve the queue endpoint on (env TABULA_QUEUE_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
-	fs.BoolVar(&c.inMemory, "in-memory", envOr("TABULA_IN_MEMORY", "") == "true", "keep everything in memory, write nothing to disk (env TABULA_IN_MEMORY=true)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
+	durationFlag(fs, &envErrsPre, &c.storeWait, "store-wait", "TABULA_STORE_WAIT", time.Minute, "how long start-up waits for an unreachable --store database, trying again and logging each attempt; 0 fails at once")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
-	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: /metrics (Prometheus), /healthz, /readyz, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
-	fs.BoolVar(&c.tls, "tls", envOr("TABULA_TLS", "") == "true", "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use (env TABULA_TLS=true)")
+	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: the web console at /, /metrics (Prometheus), /healthz, /readyz, /insights, /admin/faults, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
 	fs.StringVar(&c.keyFile, "key", envOr("TABULA_KEY", ""), "`FILE`: the PEM private key of --cert (env TABULA_KEY)")
 	fs.StringVar(&c.oauth, "oauth", envOr("TABULA_OAUTH", ""), "`basic`: take bearer (Entra ID) tokens, checking their claims but not their signatures: for local development only (needs HTTPS; env TABULA_OAUTH)")
@@ -126,13 +140,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.oauthAudiences, "oauth-audience", envOr("TABULA_OAUTH_AUDIENCE", ""), "`AUD[,AUD...]`: token audiences to accept besides the storage ones (env TABULA_OAUTH_AUDIENCE)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("TABULA_LOG_FORMAT", "text"), "`text|json`: how log lines are written to stderr (env TABULA_LOG_FORMAT)")
 	fs.StringVar(&c.requestLog, "request-log", envOr("TABULA_REQUEST_LOG", "all"), "`all|errors|off|1/N`: which requests get a log line; 1/N logs one in N successful requests and every failed one (env TABULA_REQUEST_LOG)")
-	fs.BoolVar(&c.insights, "insights", envOr("TABULA_INSIGHTS", "true") == "true", "watch the workload for hot partitions, append-only keys, costly queries and entities that belong in blobs, and log each finding (env TABULA_INSIGHTS)")
-	fs.BoolVar(&c.throttle, "throttle", envOr("TABULA_THROTTLE", "") == "true", "hold each partition and account to Azure's scalability targets, answering 503 ServerBusy beyond them, as Azure does (env TABULA_THROTTLE=true)")
+	boolFlag(fs, &envErrsPre, &c.insights, "insights", "TABULA_INSIGHTS", true, "watch the workload for hot partitions, append-only keys, costly queries and entities that belong in blobs, and log each finding")
+	boolFlag(fs, &envErrsPre, &c.throttle, "throttle", "TABULA_THROTTLE", false, "hold each partition and account to Azure's scalability targets, answering 503 ServerBusy beyond them, as Azure does")
 	intFlag(fs, &envErrsPre, &c.partitionRate, "throttle-partition-rate", "TABULA_THROTTLE_PARTITION_RATE", throttle.DefaultPartitionRate, "entities a second one partition may serve under --throttle")
 	intFlag(fs, &envErrsPre, &c.accountRate, "throttle-account-rate", "TABULA_THROTTLE_ACCOUNT_RATE", throttle.DefaultAccountRate, "entities a second one account may serve under --throttle")
 	fs.StringVar(&c.faultsFile, "faults", envOr("TABULA_FAULTS", ""), "`FILE` of fault rules (a JSON array) to start with; rules change live at the console's /admin/faults (env TABULA_FAULTS)")
 	d := server.DefaultLimits()
 	envErrs := envErrsPre
+	boolFlag(fs, &envErrs, &c.inMemory, "in-memory", "TABULA_IN_MEMORY", false, "keep everything in memory, write nothing to disk")
+	boolFlag(fs, &envErrs, &c.tls, "tls", "TABULA_TLS", false, "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use")
 	durationFlag(fs, &envErrs, &c.limits.HeaderTimeout, "header-timeout", "TABULA_HEADER_TIMEOUT", d.HeaderTimeout, "longest time to receive a request's header block")
 	durationFlag(fs, &envErrs, &c.limits.BodyStallTimeout, "body-stall-timeout", "TABULA_BODY_STALL_TIMEOUT", d.BodyStallTimeout, "longest pause between two pieces of a request body before the request is cut (408)")
 	durationFlag(fs, &envErrs, &c.limits.IdleTimeout, "idle-timeout", "TABULA_IDLE_TIMEOUT", d.IdleTimeout, "closes keep-alive connections idle this long")
@@ -140,13 +156,33 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	intFlag(fs, &envErrs, &c.limits.MaxConnections, "max-connections", "TABULA_MAX_CONNECTIONS", d.MaxConnections, "connections open at once over all endpoints; idle ones are closed to make room, then new ones wait")
 	intFlag(fs, &envErrs, &c.limits.MaxHeaderBytes, "max-header-bytes", "TABULA_MAX_HEADER_BYTES", d.MaxHeaderBytes, "largest request header block accepted")
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(out, fs)
+			return c, err
+		}
+		return c, fmt.Errorf("%w (tabula help lists the flags)", err)
 	}
+	_, dataFromEnv := os.LookupEnv("TABULA_DATA")
+	c.dataDirIsDefault = !dataFromEnv && !flagGiven(fs, "data")
 	if len(envErrs) > 0 {
 		return c, envErrs[0]
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (tabula help lists the commands)", fs.Arg(0))
+	}
+	if err := checkAddr("table-addr", "TABULA_TABLE_ADDR", c.tableAddr); err != nil {
+		return c, err
+	}
+	if err := checkAddr("blob-addr", "TABULA_BLOB_ADDR", c.blobAddr); err != nil {
+		return c, err
+	}
+	if c.consoleAddr != "" {
+		if err := checkAddr("console-addr", "TABULA_CONSOLE_ADDR", c.consoleAddr); err != nil {
+			return c, err
+		}
+	}
+	if c.dataDir == "" {
+		return c, errors.New("--data (TABULA_DATA) is empty: give the directory to keep the data in")
 	}
 	if c.storeURL != "" && c.inMemory {
 		return c, errors.New("--store and --in-memory exclude each other")
@@ -238,13 +274,13 @@ func tuneGC() {
 
 // openStore opens the store c selects: a PostgreSQL database given as a postgres:// URL, else
 // the embedded Pebble store. where says which, for the start-up message.
-func openStore(ctx context.Context, c config) (st store.Store, where string, err error) {
+func openStore(ctx context.Context, c config) (st store.Backend, where string, err error) {
 	if c.storeURL != "" {
 		u, err := url.Parse(c.storeURL)
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 			return nil, "", fmt.Errorf("--store: want a postgres:// URL, got %q", c.storeURL)
 		}
-		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{})
+		st, err := postgres.Open(ctx, c.storeURL, postgres.Options{StartupWait: c.storeWait})
 		if err != nil {
 			return nil, "", fmt.Errorf("opening the PostgreSQL store at %s: %w", u.Redacted(), err)
 		}
@@ -252,7 +288,7 @@ func openStore(ctx context.Context, c config) (st store.Store, where string, err
 	}
 	pst, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory})
 	if err != nil {
-		return nil, "", fmt.Errorf("opening the store in %s: %w", c.dataDir, err)
+		return nil, "", dataDirError(c.dataDir, err)
 	}
 	if c.inMemory {
 		return pst, "in memory (nothing is written to disk)", nil
@@ -261,10 +297,12 @@ func openStore(ctx context.Context, c config) (st store.Store, where string, err
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "bench" {
-		return bench.Main(ctx, args[1:], stdout, stderr)
+	if len(args) > 0 {
+		if v, ok := verbs[args[0]]; ok {
+			return v(ctx, args[1:], os.Stdin, stdout, stderr)
+		}
 	}
-	c, err := parseFlags(args, stderr)
+	c, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -311,18 +349,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		insights = insight.New(insight.DefaultConfig(), log)
 		go insights.Run(logCtx)
 	}
+	// Every listener is bound before the banner, which must not announce what cannot serve.
+	var consoleLn net.Listener
+	if c.consoleAddr != "" {
+		if consoleLn, err = net.Listen("tcp", c.consoleAddr); err != nil {
+			return fmt.Errorf("the console cannot listen on %q (--console-addr; empty turns it off): %w", c.consoleAddr, err)
+		}
+		defer consoleLn.Close()
+	}
 	tables := table.New(st)
 	tableHandler := tablehttp.New(tables, authn, log)
 	tableHandler.Insights = insights
 	if c.throttle {
 		tableHandler.Throttle = throttle.New(float64(c.partitionRate), float64(c.accountRate))
 	}
+	blobs := blob.New(st, st)
 	queues := queue.New(st, queue.Options{})
-	queueHandler := queuehttp.New(queues, authn, log)
-	group, err := server.Listen(c.limits, log,
-		server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody},
-		server.Endpoint{Name: "queue", Addr: c.queueAddr, Handler: queueHandler, ErrorBody: queuehttp.ErrorBody},
-	)
+	// The services, in the order of their ports; each is named in the connection string by
+	// its endpoint keyword.
+	services := []struct {
+		endpoint server.Endpoint
+		keyword  string // in connection strings
+		port     string // the emulator's well-known port
+	}{
+		{server.Endpoint{Name: "blob", Addr: c.blobAddr, Handler: blobhttp.New(blobs, authn, log), ErrorBody: blobhttp.ErrorBody}, "BlobEndpoint", "10000"},
+		{server.Endpoint{Name: "queue", Addr: c.queueAddr, Handler: queuehttp.New(queues, authn, log), ErrorBody: queuehttp.ErrorBody}, "QueueEndpoint", "10001"},
+		{server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody}, "TableEndpoint", "10002"},
+	}
+	var endpoints []server.Endpoint
+	for _, svc := range services {
+		endpoints = append(endpoints, svc.endpoint)
+	}
+	group, err := server.Listen(c.limits, log, endpoints...)
 	if err != nil {
 		return err
 	}
@@ -330,18 +388,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sweepCtx, stopSweeping := context.WithCancel(ctx)
 	defer stopSweeping()
 	go sweepDeletedTables(sweepCtx, tables, log)
+	go collectBlobs(sweepCtx, blobs, log)
 	go sweepQueues(sweepCtx, queues, log)
 
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
 	}
-	endpoint := scheme + "://" + group.Addr("table").String()
-	queueEndpoint := scheme + "://" + group.Addr("queue").String()
-	fmt.Fprintf(stdout, "Tabula is serving the Azure Table and Queue services, data %s\n", where)
-	for _, a := range accounts {
-		fmt.Fprintf(stdout, "  account %s: %s/%s (tables), %s/%s (queues)\n", a.Name, endpoint, a.Name, queueEndpoint, a.Name)
+	fmt.Fprintf(stdout, "Tabula is serving Azure Storage (Blob, Queue, Table), data %s\n", where)
+	sharedDataNote(stdout, c)
+	first := accounts[0]
+	var connectionString strings.Builder
+	fmt.Fprintf(&connectionString, "DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;",
+		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]))
+	wellKnownPorts := true
+	for _, svc := range services {
+		addr := group.Addr(svc.endpoint.Name)
+		hostPort, _ := usableHostPort(addr)
+		root := scheme + "://" + hostPort
+		fmt.Fprintf(stdout, "  %s endpoint: %s/{account}\n", svc.endpoint.Name, root)
+		warnEveryInterface(stdout, svc.endpoint.Name, scheme, addr)
+		fmt.Fprintf(&connectionString, "%s=%s/%s;", svc.keyword, root, first.Name)
+		wellKnownPorts = wellKnownPorts && strings.HasSuffix(hostPort, ":"+svc.port)
 	}
+	names := make([]string, len(accounts))
+	for i, a := range accounts {
+		names[i] = a.Name
+	}
+	fmt.Fprintf(stdout, "  accounts: %s\n", strings.Join(names, ", "))
 	if tlsConfig != nil {
 		fmt.Fprintln(stdout, "  HTTPS and HTTP are both served on each address")
 		if caFile != "" {
@@ -360,26 +434,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case authn.OAuth.Mode == auth.OAuthVerify:
 		fmt.Fprintf(stdout, "  bearer tokens: taken when signed by a key of %s\n", c.oauthJWKS)
 	}
-	if c.consoleAddr != "" {
-		consoleLn, err := net.Listen("tcp", c.consoleAddr)
-		if err != nil {
-			return fmt.Errorf("--console-addr: %w", err)
-		}
+	if consoleLn != nil {
 		if sc, ok := st.(interface{ Collector() prometheus.Collector }); ok {
 			metrics.Register(sc.Collector())
 		}
-		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Tables: tables, Blobs: blobs, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 		go func() { _ = consoleSrv.Serve(consoleLn) }()
 		defer consoleSrv.Close()
-		fmt.Fprintf(stdout, "  console: http://%s/ (metrics at /metrics)\n", consoleLn.Addr())
+		hostPort, _ := usableHostPort(consoleLn.Addr())
+		fmt.Fprintf(stdout, "  console: http://%s/ (the web console; metrics at /metrics)\n", hostPort)
+		warnEveryInterface(stdout, "console", "http", consoleLn.Addr())
 	}
 
 	// The connection string comes last: scripts and tests read the banner up to it.
-	first := accounts[0]
-	fmt.Fprintf(stdout, "  connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s/%s;QueueEndpoint=%s/%s;\n",
-		scheme, first.Name, base64.StdEncoding.EncodeToString(first.Keys[0]), endpoint, first.Name, queueEndpoint, first.Name)
-	if first.Name == auth.DevelopmentAccount().Name && strings.HasSuffix(endpoint, ":10002") && strings.HasSuffix(queueEndpoint, ":10001") {
-		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too)")
+	fmt.Fprintf(stdout, "  connection string: %s\n", connectionString.String())
+	if first.Name == auth.DevelopmentAccount().Name && wellKnownPorts && scheme == "http" {
+		fmt.Fprintln(stdout, "  (UseDevelopmentStorage=true works too, except with the Go SDK, which needs the string above)")
 	}
 
 	go func() {
@@ -475,6 +545,37 @@ func closeStore(st store.Store, log *slog.Logger) {
 		}
 	case <-time.After(storeCloseTimeout):
 		log.Error("the store did not close in time; exiting without waiting for it", "waited", storeCloseTimeout)
+	}
+}
+
+// blobCollectInterval is how often the Blob service reclaims what deletions and overwrites
+// left (after its grace); orphanSweepInterval how often it looks for the objects of uploads
+// a crash cut short.
+const (
+	blobCollectInterval = time.Minute
+	orphanSweepInterval = 6 * time.Hour
+)
+
+// collectBlobs runs the Blob service's reclamation until ctx is done.
+func collectBlobs(ctx context.Context, svc *blob.Service, log *slog.Logger) {
+	go svc.RunCollector(ctx, blobCollectInterval, func(err error) { log.Error("reclaiming blob storage", "err", err) })
+	tick := time.NewTicker(orphanSweepInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := svc.SweepOrphans(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Error("sweeping objects of interrupted uploads", "err", err)
+		case n > 0:
+			log.Info("swept objects of interrupted uploads", "count", n)
+		}
 	}
 }
 

@@ -33,8 +33,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testServeEnv makes the test binary serve, on ports of its own for the endpoints the tests
+// do not name: two tests, or a Tabula on this machine, must not meet on the well-known ones.
+var testServeEnv = []string{"TABULA_TEST_SERVE=1", "TABULA_BLOB_ADDR=127.0.0.1:0", "TABULA_QUEUE_ADDR=127.0.0.1:0"}
+
 var (
-	endpointLine   = regexp.MustCompile(`account \w+: (https?://\S+)`)
+	tableEndpoint  = regexp.MustCompile(`TableEndpoint=([^;]+);`)
+	blobEndpoint   = regexp.MustCompile(`BlobEndpoint=([^;]+);`)
 	caLine         = regexp.MustCompile(`trust the local CA to use HTTPS: (\S+)`)
 	consoleLine    = regexp.MustCompile(`console: (http://\S+)/ `)
 	connStringLine = regexp.MustCompile(`connection string: (\S+)`)
@@ -50,8 +55,10 @@ func startTabula(t *testing.T, args ...string) (*exec.Cmd, string) {
 // serverOutput is what the server printed at start-up.
 type serverOutput struct {
 	endpoint, connectionString string
-	caFile                     string      // the local CA to trust, with --tls
+	caFile                     string // the local CA to trust, with --tls
+	blobEndpoint               string
 	console                    string      // the console's root URL
+	banner                     string      // every line up to the connection string's
 	rest                       chan string // the lines printed afterwards
 }
 
@@ -61,8 +68,8 @@ func startTabulaOutput(t *testing.T, args ...string) (*exec.Cmd, serverOutput) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, append([]string{"--table-addr", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--console-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "TABULA_TEST_SERVE=1")
+	cmd := exec.Command(exe, append([]string{"--table-addr", "127.0.0.1:0", "--console-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), testServeEnv...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -77,9 +84,7 @@ func startTabulaOutput(t *testing.T, args ...string) (*exec.Cmd, serverOutput) {
 		out := serverOutput{rest: make(chan string, 100)}
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if m := endpointLine.FindStringSubmatch(sc.Text()); m != nil {
-				out.endpoint = m[1]
-			}
+			out.banner += sc.Text() + "\n"
 			if m := caLine.FindStringSubmatch(sc.Text()); m != nil {
 				out.caFile = m[1]
 			}
@@ -88,6 +93,12 @@ func startTabulaOutput(t *testing.T, args ...string) (*exec.Cmd, serverOutput) {
 			}
 			if m := connStringLine.FindStringSubmatch(sc.Text()); m != nil {
 				out.connectionString = m[1]
+				if m := tableEndpoint.FindStringSubmatch(out.connectionString); m != nil {
+					out.endpoint = m[1]
+				}
+				if m := blobEndpoint.FindStringSubmatch(out.connectionString); m != nil {
+					out.blobEndpoint = m[1]
+				}
 				found <- out
 				break
 			}

@@ -106,6 +106,8 @@ type Request struct {
 	// only then is a SAS restricted to HTTPS (spr=https) refused over plain HTTP, since a
 	// server without HTTPS (or behind a proxy terminating it) has no other way to take it.
 	Secure, TLSOffered bool
+	// Host is the request's Host header.
+	Host string
 	// ClientIP is the caller's address (for SAS sip). When nil, a SAS restricted by sip fails.
 	ClientIP net.IP
 }

@@ -196,6 +196,7 @@ func init() {
 		{"Storage Blob Data Owner", "b7e6dc6d-f1e8-4753-8033-0f276bb0955b", roleGrant{Blob, true, ""}},
 		{"Storage Blob Data Contributor", "ba92f5b4-2d11-453d-a403-e96b0029c9fe", roleGrant{Blob, true, ""}},
 		{"Storage Blob Data Reader", "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1", roleGrant{Blob, false, "rl"}},
+		{"Storage Blob Delegator", "db58b8e5-c6ad-4a2a-8342-4190687cbf4a", roleGrant{Blob, false, ""}},
 		{"Storage Queue Data Contributor", "974c5e8b-45b9-4653-ba55-5f855dd0fb88", roleGrant{Queue, true, ""}},
 		{"Storage Queue Data Reader", "19e7f393-937e-4f77-808e-94535e297925", roleGrant{Queue, false, "rl"}},
 		{"Storage Queue Data Message Processor", "8a0f0c08-91a1-4084-bc3d-661d67233fed", roleGrant{Queue, false, "rp"}},
@@ -219,7 +220,8 @@ func (b *bearerGrant) allows(op *Operation) error {
 		if !ok || op == nil || role.service != op.Service {
 			continue
 		}
-		if role.all {
+		// Every blob data role, the Delegator above all, may get a user delegation key.
+		if role.all || op == OpGetUserDelegationKey {
 			return nil
 		}
 		if op.Permissions != nil && checkPermissions(op.Permissions, role.letters) == nil {

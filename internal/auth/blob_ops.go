@@ -112,3 +112,7 @@ func (s *blobSAS) covers(op *Operation, t Target) error {
 	}
 	return nil
 }
+
+// OpGetUserDelegationKey issues a user delegation key: for bearer tokens only, whatever a
+// SAS or an account key would allow (blob.md §6.4).
+var OpGetUserDelegationKey = &Operation{Name: "Get User Delegation Key", Service: Blob, ResourceType: 's'}

@@ -282,6 +282,14 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 	if t.delegation != nil {
 		keys = []*keyMAC{newKeyMAC(delegationKey(acct.Keys[0], t.delegation.key))}
 	}
+	if t.delegation != nil {
+		// Go's azblob (v1.8.3) signs a user delegation SAS for the account named by the first
+		// label of the URL's host, which on a path-style URL (127.0.0.1, localhost) is not the
+		// account. The key, derived from the account's own key, is what proves the SAS.
+		if label := hostLabel(r.Host); label != "" && !strings.EqualFold(label, acct.Name) {
+			candidates = append(candidates, t.stringsToSign(label)...)
+		}
+	}
 	verified := false
 	for _, stringToSign := range candidates {
 		if signedByAnyKey(keys, stringToSign, sig) {
@@ -441,4 +449,13 @@ func ipInRange(ip net.IP, lo, hi netip.Addr) bool {
 	}
 	addr = addr.Unmap()
 	return addr.Is4() == lo.Is4() && !addr.Less(lo) && !hi.Less(addr)
+}
+
+// hostLabel is the first label of a Host header's host name ("127" of 127.0.0.1:10000).
+func hostLabel(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	label, _, _ := strings.Cut(host, ".")
+	return label
 }

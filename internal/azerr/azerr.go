@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/tabula-dev/tabula/internal/store"
 )
 
 // Code is an Azure Storage error code as sent in x-ms-error-code and odata.error.code.
@@ -49,16 +47,16 @@ func Newf(code Code, format string, args ...any) *Error {
 	return e
 }
 
-// As extracts an *Error from err. Storage that cannot be reached is 503 ServerBusy, which every
-// SDK retries with backoff; anything else is an internal failure, 500 InternalError, so that
-// clients retry rather than trust a wrong answer.
+// As extracts an *Error from err. The storage failures the store contract names get their
+// own answers (see fromStore); anything else is an internal failure, 500 InternalError, so
+// that clients retry rather than trust a wrong answer.
 func As(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	if errors.Is(err, store.ErrUnavailable) {
-		return Newf(ServerBusy, "The server is currently unable to receive requests. Please retry your request. (The storage backend is unreachable.)")
+	if e := fromStore(err); e != nil {
+		return e
 	}
 	return New(InternalError)
 }

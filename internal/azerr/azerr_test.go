@@ -18,6 +18,12 @@ func TestAsMapsEveryFailureToAnAzureError(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", New(TableNotFound)), 404, TableNotFound},
 		// An unreachable backend is retryable for every SDK: 503, not a 500.
 		{fmt.Errorf("postgres: dial: %w", store.ErrUnavailable), 503, ServerBusy},
+		// A full store recovers once space is freed: retryable too.
+		{fmt.Errorf("pebble: %w", store.ErrFull), 503, ServerBusy},
+		// A write that may or may not have been applied: Azure's own answer for that.
+		{fmt.Errorf("pebble: commit: %w", store.ErrInDoubt), 500, OperationTimedOut},
+		// A request the database can never store must not invite retries.
+		{fmt.Errorf("postgres: %w: index row size", store.ErrRefused), 400, InvalidInput},
 		{errors.New("anything else"), 500, InternalError},
 	}
 	for _, tc := range cases {

@@ -1,5 +1,6 @@
 // Package console is Tabula's operator endpoint, served apart from the storage endpoints
-// (--console-addr): Prometheus metrics at /metrics, /healthz and /readyz for supervisors, the
+// (--console-addr): a web page at / to look into and change the data, with its JSON API under
+// /api/ (api.go), Prometheus metrics at /metrics, /healthz and /readyz for supervisors, the
 // design guide's findings at /insights, the fault rules at /admin/faults (for an account's
 // owner), and Go's profiler under /debug/pprof/.
 package console
@@ -16,10 +17,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/metrics"
 	"github.com/tabula-dev/tabula/internal/store"
+	"github.com/tabula-dev/tabula/internal/table"
 )
 
 // readyTimeout bounds the store check of /readyz.
@@ -31,6 +34,8 @@ var readyKey = store.Key{Space: "\x00ready"}
 // Options are what the console shows and steers.
 type Options struct {
 	Store    store.Store
+	Tables   *table.Service    // nil: the page has no tables
+	Blobs    *blob.Service     // nil: no containers
 	Insights *insight.Observer // nil: /insights lists nothing
 	Faults   *faults.Set       // nil: no admin API for fault rules
 	// Accounts authenticate the admin API: HTTP Basic with an account's name and one of its
@@ -65,17 +70,18 @@ func Handler(o Options) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"findings": findings})
 	})
 	if o.Faults != nil {
-		admin := &faultsAdmin{set: o.Faults, accounts: o.Accounts}
+		admin := &faultsAdmin{set: o.Faults, owners: o.Accounts, challenge: true}
 		mux.Handle("/admin/faults", admin)
 		mux.Handle("/admin/faults/{id}", admin)
+		forPage := &faultsAdmin{set: o.Faults, owners: o.Accounts}
+		mux.Handle("/api/faults", forPage)
+		mux.Handle("/api/faults/{id}", forPage)
 	}
+	routeAPI(mux, o)
+	routePage(mux)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, `<!doctype html><title>Tabula</title><h1>Tabula</h1><ul><li><a href="/metrics">/metrics</a> (Prometheus)<li><a href="/healthz">/healthz</a><li><a href="/readyz">/readyz</a><li><a href="/insights">/insights</a> (the design guide's findings)<li><a href="/debug/pprof/">/debug/pprof/</a></ul>`)
-	})
 	return mux
 }
 

@@ -1,13 +1,11 @@
 package console
 
 import (
-	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 
-	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/faults"
 )
 
@@ -19,16 +17,23 @@ import (
 //	DELETE /admin/faults        remove every rule
 //	DELETE /admin/faults/{id}   remove one rule
 //
-// Only an account's owner may call it: HTTP Basic with the account's name and key.
+// Only an account's owner may call it: HTTP Basic with the account's name and key. The
+// console page calls the same API at /api/faults, where a refusal carries no Basic challenge
+// (challenge false), which would make the browser ask for a password itself.
 type faultsAdmin struct {
-	set      *faults.Set
-	accounts []auth.Account
+	set       *faults.Set
+	owners    owners
+	challenge bool
 }
 
 func (a *faultsAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !a.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Basic realm="tabula admin"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "the admin API needs HTTP Basic with an account name and its key"})
+	if _, ok := a.owners.of(r); !ok {
+		if a.challenge {
+			w.Header().Set("WWW-Authenticate", `Basic realm="tabula admin"`)
+		} else {
+			w.Header()["Www-Authenticate"] = errNoOwner.Header["Www-Authenticate"]
+		}
+		fail(w, errNoOwner)
 		return
 	}
 	id := r.PathValue("id")
@@ -57,41 +62,20 @@ func (a *faultsAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.answer(w, a.set.Replace(nil))
 	case r.Method == http.MethodDelete:
 		if !a.set.Remove(id) {
-			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no rule has the id " + id})
+			fail(w, azerr.Newf(azerr.ResourceNotFound, "No fault rule has the id %q.", id))
 			return
 		}
 		a.answer(w, nil)
 	default:
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": r.Method + " is not an operation on " + r.URL.Path})
+		fail(w, azerr.Newf(azerr.MethodNotAllowed, "%s is not an operation on %s.", r.Method, r.URL.Path))
 	}
 }
 
+// answer gives the rules after a change, or why the change was refused (nothing changed).
 func (a *faultsAdmin) answer(w http.ResponseWriter, err error) {
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		fail(w, azerr.Newf(azerr.InvalidInput, "%v", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"rules": a.set.Rules()})
-}
-
-func (a *faultsAdmin) authorized(r *http.Request) bool {
-	name, key, ok := r.BasicAuth()
-	if !ok {
-		return false
-	}
-	decoded, err := base64.StdEncoding.DecodeString(key)
-	if err != nil {
-		return false
-	}
-	for _, acct := range a.accounts {
-		if acct.Name != name {
-			continue
-		}
-		for _, k := range acct.Keys {
-			if subtle.ConstantTimeCompare(k, decoded) == 1 {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -48,10 +48,17 @@ func TestUseDevelopmentStorageWorks(t *testing.T) {
 // node's environment.
 func runJSSmoke(t *testing.T, conn string, env ...string) {
 	t.Helper()
+	runJSScript(t, "sdk-smoke.mjs", "data-tables", "js sdk smoke: ok", conn, env...)
+}
+
+// runJSScript runs the script of testdata/js, which uses the package @azure/<sdk>, against
+// the connection string; it passes when node exits cleanly having printed ok.
+func runJSScript(t *testing.T, script, sdk, ok, conn string, env ...string) {
+	t.Helper()
 	dir, _ := filepath.Abs(filepath.Join("testdata", "js"))
 	node, err := exec.LookPath("node")
 	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "@azure", "data-tables"))
+		_, err = os.Stat(filepath.Join(dir, "node_modules", "@azure", sdk))
 	}
 	if err != nil {
 		msg := "*** JS SDK test SKIPPED: needs node and `npm ci` in internal/e2e/testdata/js (" + err.Error() + ") ***"
@@ -60,10 +67,10 @@ func runJSSmoke(t *testing.T, conn string, env ...string) {
 		}
 		t.Skip(msg)
 	}
-	cmd := exec.Command(node, filepath.Join(dir, "sdk-smoke.mjs"), conn)
+	cmd := exec.Command(node, filepath.Join(dir, script), conn)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "js sdk smoke: ok") {
+	if err != nil || !strings.Contains(string(out), ok) {
 		t.Fatalf("JS SDK run failed (%v):\n%s", err, out)
 	}
 }

@@ -189,6 +189,7 @@ func (rq *Request) AuthRequest(service auth.Service) *auth.Request {
 		ContentLength: r.ContentLength,
 		Account:       rq.Account,
 		Path:          path,
+		Host:          r.Host,
 		Secure:        r.TLS != nil,
 		TLSOffered:    TLSOffered(r.Context()),
 		ClientIP:      ClientIP(r),

@@ -45,3 +45,10 @@ type Objects interface {
 	// has a caller yet to record its id.
 	ScanObjects(ctx context.Context, before time.Time, fn func(id string, size int64) (more bool, err error)) error
 }
+
+// Backend is a store that keeps both records and objects: what every service needs of its
+// storage. Every backend is one.
+type Backend interface {
+	Store
+	Objects
+}

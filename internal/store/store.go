@@ -138,6 +138,25 @@ var ErrClosed = errors.New("store: closed")
 // The service reports it to clients as 503 ServerBusy, which every SDK retries.
 var ErrUnavailable = errors.New("store: unavailable")
 
+// ErrFull is wrapped by errors of a Commit refused because the backing storage is (nearly)
+// full. Nothing was applied. A backend refuses only commits that add data; commits that delete
+// at least as many records as they write, and DeleteSpace, are still accepted, so that space
+// can be freed through the service. Retrying succeeds once space has been freed. The service
+// reports it as 503 ServerBusy.
+var ErrFull = errors.New("store: storage full")
+
+// ErrInDoubt is wrapped by errors of a Commit or DeleteSpace whose outcome is unknown: it may
+// have been applied or not (a connection lost after COMMIT was sent, a write that did not
+// finish in time). A later read tells. The service reports it as 500 OperationTimedOut, Azure's
+// answer for an operation that "may or may not have succeeded".
+var ErrInDoubt = errors.New("store: outcome unknown")
+
+// ErrRefused is wrapped by errors meaning the backing storage refused the call for a reason
+// that retrying cannot change (a limit of the database that the request exceeds, a schema or
+// permission the database lacks). Nothing was applied. The service reports it as a client
+// error (400), which SDKs do not retry, rather than as a 5xx they would retry in vain.
+var ErrRefused = errors.New("store: refused")
+
 // ConditionFailedError reports that a Commit applied nothing because the Expect of
 // mutations[Index] did not hold; when several fail, Index is the lowest (Azure reports the
 // first failing operation of a batch). Found tells what was there: nil if the key was absent.
@@ -174,8 +193,9 @@ type Exclusive interface {
 //
 // All methods are safe for concurrent use. Byte slices returned by Get and in errors belong
 // to the caller (Scan lends its values, see there), and no method retains the slices passed
-// to it. Errors caused by the backing storage being
-// unreachable wrap ErrUnavailable.
+// to it. Errors caused by the backing storage being unreachable wrap ErrUnavailable; by it
+// being full, ErrFull; by a write whose outcome is unknown, ErrInDoubt; by a request it cannot
+// store, ErrRefused.
 type Store interface {
 	// Get returns the record at key, or ErrNotFound.
 	Get(ctx context.Context, key Key) (Record, error)
@@ -201,5 +221,8 @@ type Store interface {
 	DeleteSpace(ctx context.Context, space string) error
 
 	// Close releases resources after in-flight calls have returned. Durable data remains.
+	// A backend may bound how long it waits (store/pebble does, so that a failed or stalled
+	// disk cannot hold up a shutdown): it then returns an error and may leave resources
+	// behind (the process is expected to exit), never losing an acknowledged write.
 	Close() error
 }

@@ -198,8 +198,11 @@ func (s *Server) batchFailure(rq *request, parts []batchwire.Part, index int, er
 		index, err = oe.Index, oe.Err
 	}
 	e := azerr.As(err)
-	if e.Code == azerr.InternalError {
-		return err // an infrastructure failure is the whole request's, not an operation's
+	if e.Status >= 500 {
+		// A server-side failure (storage unreachable, full or failed) is the whole request's,
+		// not an operation's: answered as the batch's own status, it is what SDKs retry,
+		// whereas a 5xx inside a 202 would reach the application as a failed transaction.
+		return err
 	}
 	var f format
 	resp := batchwire.Response{Status: e.Status}
@@ -254,7 +257,7 @@ func (s *Server) batchQuery(rq *request, p *batchwire.Part) error {
 	switch {
 	case err != nil:
 		ae := azerr.As(err)
-		if ae.Code == azerr.InternalError {
+		if ae.Status >= 500 {
 			return err
 		}
 		// The query is operation 0 of the batch: its failure carries the same "0:" prefix as

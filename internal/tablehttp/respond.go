@@ -48,7 +48,7 @@ func errorStyleOf(version string, query url.Values, h http.Header) errorStyle {
 // m:error XML body whose message ends with the request id and time.
 func (rq *request) fail(err error) {
 	e := azerr.As(err)
-	if e.Code == azerr.InternalError {
+	if e.Status == http.StatusInternalServerError {
 		// The cause stays in the server log; the client learns only that it may retry.
 		rq.log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "err", err)
 	}

@@ -111,12 +111,17 @@ func (s *Store) PutObject(ctx context.Context, r io.Reader) (id string, size int
 	case ctx.Err() != nil:
 		return "", 0, ctx.Err()
 	case last && n <= s.objects.inlineMax:
-		if err := s.db.Set(inlineKey(id), buf[:n], pebble.Sync); err != nil {
+		if err := s.admitGrowth(int64(n)); err != nil {
+			return "", 0, err
+		}
+		value := bytes.Clone(buf[:n]) // write may return while Pebble still holds it
+		err := s.write(func() error { return s.db.Set(inlineKey(id), value, pebble.Sync) })
+		if err != nil {
 			return "", 0, fmt.Errorf("pebble store: put object: %w", err)
 		}
 		return id, int64(n), nil
 	}
-	size, err = s.objects.putFile(ctx, id, buf, n, last, r)
+	size, err = s.objects.putFile(ctx, id, buf, n, last, r, s.admitGrowth)
 	if err != nil {
 		return "", 0, err
 	}
@@ -124,12 +129,16 @@ func (s *Store) PutObject(ctx context.Context, r io.Reader) (id string, size int
 }
 
 // putFile writes the object whose first n bytes are in buf, and whose rest r yields unless
-// last, as the file of id.
-func (o objectFiles) putFile(ctx context.Context, id string, buf *[putBufferBytes]byte, n int, last bool, r io.Reader) (size int64, err error) {
+// last, as the file of id. admit is asked before each write whether the disk may take it
+// (see Store.admitGrowth); a write that meets a full disk fails with store.ErrFull.
+func (o objectFiles) putFile(ctx context.Context, id string, buf *[putBufferBytes]byte, n int, last bool, r io.Reader, admit func(int64) error) (size int64, err error) {
 	part := o.partPath(id)
+	if err := admit(int64(n)); err != nil {
+		return 0, err
+	}
 	f, err := o.fs.Create(part, vfs.WriteCategoryUnspecified)
 	if err != nil {
-		return 0, fmt.Errorf("pebble store: put object: %w", err)
+		return 0, fmt.Errorf("pebble store: put object: %w", fullIfNoSpace(err))
 	}
 	defer func() {
 		if f != nil {
@@ -139,10 +148,15 @@ func (o objectFiles) putFile(ctx context.Context, id string, buf *[putBufferByte
 			o.fs.Remove(part)
 		}
 	}()
-	for {
+	for first := true; ; first = false {
 		if n > 0 {
+			if !first {
+				if err := admit(int64(n)); err != nil {
+					return 0, err
+				}
+			}
 			if _, err := f.Write(buf[:n]); err != nil {
-				return 0, fmt.Errorf("pebble store: put object: %w", err)
+				return 0, fmt.Errorf("pebble store: put object: %w", fullIfNoSpace(err))
 			}
 			size += int64(n)
 		}
@@ -160,7 +174,7 @@ func (o objectFiles) putFile(ctx context.Context, id string, buf *[putBufferByte
 		}
 	}
 	if err := f.SyncData(); err != nil {
-		return 0, fmt.Errorf("pebble store: put object: sync: %w", err)
+		return 0, fmt.Errorf("pebble store: put object: sync: %w", fullIfNoSpace(err))
 	}
 	err = f.Close()
 	f = nil
@@ -277,10 +291,18 @@ func (s *Store) DeleteObjects(ctx context.Context, ids []string) error {
 		return err
 	}
 	defer s.guard.Exit()
+	if err := s.admit(nil, nil); err != nil {
+		return err
+	}
 	o := s.objects
 	removed := false
 	batch := s.db.NewBatch()
-	defer batch.Close()
+	closeBatch := true // until write has it
+	defer func() {
+		if closeBatch {
+			batch.Close()
+		}
+	}()
 	for _, id := range ids {
 		if !store.ValidObjectID(id) {
 			continue
@@ -309,11 +331,24 @@ func (s *Store) DeleteObjects(ctx context.Context, ids []string) error {
 		}
 	}
 	if !batch.Empty() {
-		if err := batch.Commit(pebble.Sync); err != nil {
+		closeBatch = false
+		err := s.write(func() error {
+			defer batch.Close()
+			return batch.Commit(pebble.Sync)
+		})
+		if err != nil {
 			return fmt.Errorf("pebble store: delete objects: %w", err)
 		}
 	}
 	return nil
+}
+
+// fullIfNoSpace returns err wrapping store.ErrFull too if it is the disk saying it is full.
+func fullIfNoSpace(err error) error {
+	if diskSaysNoSpace(err) {
+		return fmt.Errorf("%w: %w", store.ErrFull, err)
+	}
+	return err
 }
 
 // ScanObjects implements store.Objects: the records first, then a listing of the directory,

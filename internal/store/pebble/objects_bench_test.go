@@ -295,7 +295,7 @@ const chunkObjectBytes = 1 << 20
 func openChunkObjects(dir string, valueSeparation bool) (*chunkObjects, error) {
 	cache := pebble.NewCache(blockCacheBytes)
 	defer cache.Unref()
-	opts := pebbleOptions(vfs.Default, cache)
+	opts := pebbleOptions(vfs.Default, cache, memTableBytes)
 	if valueSeparation {
 		opts.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
 			return pebble.ValueSeparationPolicy{

@@ -18,6 +18,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -31,17 +33,37 @@ type Options struct {
 	// InMemory keeps every file in memory (Pebble's vfs.NewMem): nothing touches disk, nothing
 	// survives Close, and Commit's durability promise does not apply.
 	InMemory bool
+	// FS, if set, is the filesystem the store lives on instead of the operating system's:
+	// tests pass Pebble's in-memory, crashable and error-injecting filesystems. dir is a path
+	// in it.
+	FS vfs.FS
 }
 
 // Store is a store.Store backed by Pebble. It is safe for concurrent use.
+//
+// Faults (disk.go, space.go): a commit that would add data to a nearly full disk is refused
+// with store.ErrFull, deletions are not; a write of the WAL or MANIFEST that fails for good
+// fails the store, which then refuses every write at once and keeps serving reads; Pebble is
+// only ever waited on with a way out (Store.write), so no call, and not Close, hangs on a
+// failed or stalled disk.
 type Store struct {
-	db *pebble.DB
+	db      *pebble.DB
+	failure *failure
+	space   *space
+	// writeTimeout bounds how long a commit waits for Pebble; closeTimeout how long Close
+	// waits for Pebble to close.
+	writeTimeout, closeTimeout time.Duration
 
 	// Commits lock the stripes of all partitions they touch, in ascending stripe order so
 	// that two multi-partition commits cannot deadlock. A stripe is held from the condition
 	// check until the batch is visible in the memtable, never across the WAL fsync.
 	seed    maphash.Seed
 	stripes [numStripes]sync.Mutex
+
+	flushedAt atomic.Int64 // when flushSoon last flushed, in Unix nanoseconds
+	// closing is cancelled when Close begins, ending the background work that holds guard.
+	closing     context.Context
+	stopClosing context.CancelFunc
 
 	guard store.CloseGuard
 
@@ -63,30 +85,107 @@ const numStripes = 256
 // Open opens (creating if needed) the store in directory dir. With opts.InMemory, dir only
 // names the directory inside the in-memory filesystem and may be empty. Two Stores cannot
 // have the same directory open: Pebble locks it.
+//
+// Open fails at once, writing nothing, when the disk has too little free space for what
+// opening writes (see space.prepareOpen), and with the first fault when the disk fails while
+// opening.
 func Open(dir string, opts Options) (*Store, error) {
-	if opts.InMemory {
-		return open(dir, vfs.NewMem())
-	}
-	if dir == "" {
+	fs := opts.FS
+	switch {
+	case opts.InMemory:
+		fs = vfs.NewMem()
+	case fs == nil && dir == "":
 		return nil, errors.New("pebble store: no directory given")
+	case fs == nil:
+		fs = vfs.Default
 	}
-	return open(dir, vfs.Default)
+	return open(dir, fs)
 }
 
-// open is Open on any filesystem; tests use it with a crashable in-memory one.
+// Waiting on Pebble is bounded: a write that has not finished after writeTimeout is answered
+// as in doubt (store.ErrInDoubt), and Close gives up on Pebble after closeTimeout (a second
+// once the disk has failed, since Pebble cannot close then).
+const (
+	writeTimeout       = 10 * time.Second
+	closeTimeout       = 10 * time.Second
+	failedCloseTimeout = time.Second
+)
+
+// open is Open on any filesystem.
 func open(dir string, fs vfs.FS) (*Store, error) {
-	cache := pebble.NewCache(blockCacheBytes)
-	defer cache.Unref() // the DB holds its own reference
-	db, err := pebble.Open(dir, pebbleOptions(fs, cache))
-	if err != nil {
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pebble store: open %q: %w", dir, err)
 	}
+	s := &Store{
+		failure: newFailure(dir), space: newSpace(fs, dir), seed: maphash.MakeSeed(),
+		writeTimeout: writeTimeout, closeTimeout: closeTimeout,
+	}
+	s.closing, s.stopClosing = context.WithCancel(context.Background())
+	if err := s.space.prepareOpen(); err != nil {
+		s.stopClosing()
+		return nil, fmt.Errorf("pebble store: open %q: %w", dir, err)
+	}
+	cache := pebble.NewCache(blockCacheBytes)
+	defer cache.Unref() // the DB holds its own reference
+	o := pebbleOptions(&disk{FS: fs, failure: s.failure, space: s.space}, cache, s.space.memTableBytes)
+	o.Logger = slogLogger{s.failure}
+	o.EventListener = s.eventListener()
+
+	// Pebble opens in a goroutine of its own, which a fault may park (see disk).
+	type opened struct {
+		db  *pebble.DB
+		err error
+	}
+	result := make(chan opened, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				result <- opened{err: fmt.Errorf("%v", r)}
+			}
+		}()
+		db, err := pebble.Open(dir, o)
+		result <- opened{db, err}
+	}()
+	var r opened
+	select {
+	case r = <-result:
+	case <-s.failure.done:
+		r.err = s.failure.err
+		go func() { // should Pebble open after all, it is not wanted
+			if late := <-result; late.db != nil {
+				late.db.Close()
+			}
+		}()
+	}
+	if r.err == nil {
+		r.err = s.failure.get()
+	}
+	if r.err != nil {
+		if r.db != nil {
+			r.db.Close()
+		}
+		s.stopClosing()
+		return nil, fmt.Errorf("pebble store: open %q: %w", dir, r.err)
+	}
+	s.db = r.db
 	objects, err := openObjectFiles(fs, dir)
 	if err != nil {
-		db.Close()
+		s.db.Close()
+		s.stopClosing()
 		return nil, err
 	}
-	return &Store{db: db, seed: maphash.MakeSeed(), objects: objects}, nil
+	s.objects = objects
+	s.space.owed = func() int64 {
+		if s.guard.Enter(s.closing) != nil {
+			return 0 // closing
+		}
+		defer s.guard.Exit()
+		m := s.db.Metrics()
+		return int64(m.WAL.Size + m.Compact.EstimatedDebt)
+	}
+	s.failure.serving.Store(true)
+	s.space.start()
+	return s, nil
 }
 
 // Memory is two fixed shares, so it stays flat as the data grows: the block cache, which
@@ -98,7 +197,9 @@ const (
 	memTableStopWritesThreshold = 4
 )
 
-func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
+// pebbleOptions returns the options the store opens Pebble with; memTable is the memtable
+// size (memTableBytes except on small disks, see sizesFor).
+func pebbleOptions(fs vfs.FS, cache *pebble.Cache, memTable int64) *pebble.Options {
 	o := &pebble.Options{
 		FS:     fs,
 		Cache:  cache,
@@ -106,7 +207,7 @@ func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
 		// Pinned rather than FormatNewest so that upgrading the Pebble module never silently
 		// ratchets an existing store to a format the previous binary cannot open.
 		FormatMajorVersion:          pebble.FormatValueSeparation,
-		MemTableSize:                memTableBytes,
+		MemTableSize:                uint64(memTable),
 		MemTableStopWritesThreshold: memTableStopWritesThreshold,
 		// Pebble's default L0 compaction threshold: compacting at 2 files (as tried first)
 		// rewrote the base level twice as often and cost a sixth of sustained batch-insert
@@ -115,6 +216,11 @@ func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
 		// unbounded: Tabula has no admission control above us.
 		L0CompactionThreshold: 4,
 		L0StopWritesThreshold: 20,
+		// A deleted table's space is one range deletion; once it is flushed, Pebble drops
+		// the sstables it covers in lower levels without writing anything (a delete-only
+		// compaction). Left in the memtable it would wait for the memtable to fill, which
+		// on a quiet store may take long.
+		FlushDelayDeleteRange: 2 * time.Second,
 		CompactionConcurrencyRange: func() (int, int) {
 			return 1, max(1, min(4, runtime.GOMAXPROCS(0)/2))
 		},
@@ -139,7 +245,9 @@ func pebbleOptions(fs vfs.FS, cache *pebble.Cache) *pebble.Options {
 
 // slogLogger sends Pebble's log lines to the process's default slog logger: routine progress
 // (every WAL replay, every ingestion) at Debug, failures at Error.
-type slogLogger struct{}
+type slogLogger struct {
+	failure *failure // set by Fatalf, if not nil
+}
 
 func (slogLogger) Infof(format string, args ...any) {
 	if slog.Default().Enabled(context.Background(), slog.LevelDebug) {
@@ -151,13 +259,50 @@ func (slogLogger) Errorf(format string, args ...any) {
 	slog.Error(fmt.Sprintf(format, args...), "component", "pebble")
 }
 
-// Fatalf is called for states Pebble cannot continue from (a failed WAL write, a corrupt
-// manifest); like Pebble's default logger it does not return.
-func (slogLogger) Fatalf(format string, args ...any) {
+// Fatalf is called for states Pebble cannot continue from; like Pebble's default logger it
+// does not return. The failures of the disk that lead here are kept from Pebble (see disk),
+// so what remains are broken invariants, and a commit that meets one (Store.write recovers
+// the panic) fails the store.
+func (l slogLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	slog.Error(msg, "component", "pebble")
+	if l.failure != nil {
+		l.failure.set(errors.New(msg))
+	}
 	panic("pebble: " + msg)
 }
+
+// eventListener reports Pebble's background errors, which it retries, without flooding the
+// log: the first one, then at most one line every backgroundErrorEvery with the count of
+// those not logged. A "no space" among them tells the space monitor. Data corruption found
+// by a read fails that read (Pebble's default would be Fatalf, taking the process down).
+func (s *Store) eventListener() *pebble.EventListener {
+	var mu sync.Mutex
+	var last time.Time
+	var unlogged int
+	return &pebble.EventListener{
+		BackgroundError: func(err error) {
+			if diskSaysNoSpace(err) {
+				s.space.noSpace()
+			}
+			mu.Lock()
+			if time.Since(last) < backgroundErrorEvery {
+				unlogged++
+				mu.Unlock()
+				return
+			}
+			n := unlogged
+			last, unlogged = time.Now(), 0
+			mu.Unlock()
+			slog.Error("pebble background error, retrying", "component", "pebble", "err", err.Error(), "not_logged_since_last", n)
+		},
+		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			slog.Error("pebble found corrupt data", "component", "pebble", "path", info.Path, "err", info.Details.Error())
+		},
+	}
+}
+
+const backgroundErrorEvery = 30 * time.Second
 
 // Get implements store.Store. A ctx already done returns ctx.Err().
 func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
@@ -272,8 +417,13 @@ func rangeBounds(r store.Range) (lower, upper []byte, err error) {
 // Commit implements store.Store. When several Expects fail, the ConditionFailedError names
 // the lowest index. Mutations sharing a key are rejected with a plain error. A ctx already
 // done returns ctx.Err(); once the batch is applied, Commit waits for the fsync regardless
-// of ctx. If the fsync fails, Commit returns that error, and the mutations, already visible
-// to readers, may or may not survive a crash.
+// of ctx.
+//
+// On a nearly full disk a commit that writes more records than it deletes is refused with
+// store.ErrFull. Once the store has failed every commit is refused with the failure. A commit
+// that does not finish within writeTimeout, or that is in flight when the store fails,
+// returns an error wrapping store.ErrInDoubt: its mutations may be visible to readers, and
+// may or may not survive a restart.
 func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
 	if err := s.guard.Enter(ctx); err != nil {
 		return err
@@ -295,14 +445,110 @@ func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
 	if i, j, dup := duplicateKey(keys); dup {
 		return fmt.Errorf("pebble store: mutations %d and %d share key %v", i, j, mutations[i].Key)
 	}
-
-	batch, err := s.applyLocked(stripes, func() (*pebble.Batch, error) {
-		return s.checkAndBuild(mutations, keys)
-	})
-	if err != nil {
+	if err := s.admit(mutations, keys); err != nil {
 		return err
 	}
-	return s.syncWait(batch)
+	err := s.write(func() error {
+		batch, err := s.applyLocked(stripes, func() (*pebble.Batch, error) {
+			return s.checkAndBuild(mutations, keys)
+		})
+		if err != nil {
+			return err
+		}
+		return s.syncWait(batch)
+	})
+	if err == nil && s.space.full.Load() {
+		s.flushSoon()
+	}
+	return err
+}
+
+// flushSoon starts flushing the memtable, unless it did less than a second ago: on a nearly
+// full disk, deleted entities free space only once their deletions are flushed and
+// compacted, and the memtable, which only deletions reach then, would take long to fill.
+func (s *Store) flushSoon() {
+	now := time.Now().UnixNano()
+	last := s.flushedAt.Load()
+	if now-last < int64(time.Second) || !s.flushedAt.CompareAndSwap(last, now) {
+		return
+	}
+	go func() { // AsyncFlush takes the commit pipeline's lock, which a stall may hold
+		if s.guard.Enter(context.Background()) != nil {
+			return // closed
+		}
+		defer s.guard.Exit()
+		_, _ = s.db.AsyncFlush()
+	}()
+}
+
+// admit decides whether a commit of mutations (whose encoded keys are keys) may go ahead:
+// not once the store has failed; and, while the disk is nearly full, only if it deletes at
+// least as many records as it writes, which keeps deleting entities and tables (whose commit
+// deletes the table's record and writes a note of the deletion) possible.
+func (s *Store) admit(mutations []store.Mutation, keys [][]byte) error {
+	if err := s.failure.get(); err != nil {
+		return fmt.Errorf("pebble store: the disk failed, writes are refused until restart: %w", err)
+	}
+	var puts, deletes int
+	var size int64
+	for i, m := range mutations {
+		size += int64(len(keys[i]))
+		if m.Delete {
+			deletes++
+		} else {
+			puts++
+			size += versionLen + int64(len(m.Value))
+		}
+	}
+	if puts <= deletes {
+		return nil
+	}
+	return s.space.admit(size)
+}
+
+// admitGrowth is admit for a write of n bytes that adds data (an object).
+func (s *Store) admitGrowth(n int64) error {
+	if err := s.failure.get(); err != nil {
+		return fmt.Errorf("pebble store: the disk failed, writes are refused until restart: %w", err)
+	}
+	return s.space.admit(n)
+}
+
+// write runs fn, which applies a batch and waits for its fsync, on a goroutine of its own,
+// and waits for it at most writeTimeout and no longer than the store stays healthy. Pebble
+// can hold a commit forever (a stall behind flushes that cannot be written, a parked WAL
+// write, its commit pipeline wedged by a panic), and only a waiter that can walk away keeps
+// the caller from hanging with it. A panic in fn fails the store: Pebble panics in its commit
+// pipeline when it cannot go on.
+func (s *Store) write(fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err := fmt.Errorf("pebble panicked in a commit: %v", r)
+				s.failure.set(err)
+				done <- fmt.Errorf("pebble store: %w: %w", store.ErrInDoubt, err)
+			}
+		}()
+		done <- fn()
+	}()
+	timer := time.NewTimer(s.writeTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-s.failure.done:
+	case <-timer.C:
+	}
+	select {
+	case err := <-done: // finished after all
+		return err
+	default:
+	}
+	if err := s.failure.get(); err != nil {
+		return fmt.Errorf("pebble store: %w: the disk failed while the write was in flight: %w", store.ErrInDoubt, err)
+	}
+	return fmt.Errorf("pebble store: %w: the write did not finish within %v", store.ErrInDoubt, s.writeTimeout)
 }
 
 // applyLocked locks the given stripes, builds a batch with build and applies it to the
@@ -348,7 +594,8 @@ func (s *Store) syncWait(batch *pebble.Batch) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("pebble store: WAL sync: %w", err)
+		// Applied, so visible to readers, but maybe not durable.
+		return fmt.Errorf("pebble store: WAL sync: %w: %w", store.ErrInDoubt, err)
 	}
 	return nil
 }
@@ -484,39 +731,105 @@ func judged(failed *store.ConditionFailedError, err error) error {
 
 // DeleteSpace implements store.Store with one range deletion. It takes every stripe, so it
 // is also atomic with respect to commits: none has checked its conditions before the
-// deletion and applied after it. A ctx already done returns ctx.Err().
+// deletion and applied after it. A ctx already done returns ctx.Err(). It is accepted on a
+// nearly full disk (it is how space comes back: once the deletion is flushed, Pebble drops
+// the files it covers without writing), and fails like Commit otherwise.
 func (s *Store) DeleteSpace(ctx context.Context, space string) error {
 	if err := s.guard.Enter(ctx); err != nil {
 		return err
 	}
 	defer s.guard.Exit()
+	if err := s.admit(nil, nil); err != nil {
+		return err
+	}
 	all := make([]int, numStripes)
 	for i := range all {
 		all[i] = i
 	}
-	batch, err := s.applyLocked(all, func() (*pebble.Batch, error) {
-		lower, upper := spaceBounds(space)
-		batch := s.db.NewBatch()
-		if err := batch.DeleteRange(lower, upper, nil); err != nil {
-			batch.Close()
-			return nil, fmt.Errorf("pebble store: delete space %q: %w", space, err)
+	err := s.write(func() error {
+		batch, err := s.applyLocked(all, func() (*pebble.Batch, error) {
+			lower, upper := spaceBounds(space)
+			batch := s.db.NewBatch()
+			if err := batch.DeleteRange(lower, upper, nil); err != nil {
+				batch.Close()
+				return nil, fmt.Errorf("pebble store: delete space %q: %w", space, err)
+			}
+			return batch, nil
+		})
+		if err != nil {
+			return err
 		}
-		return batch, nil
+		return s.syncWait(batch)
 	})
-	if err != nil {
-		return err
+	if err == nil && s.space.full.Load() {
+		s.exciseSoon(space)
 	}
-	return s.syncWait(batch)
+	return err
 }
 
-// Close waits for in-flight calls to return, then closes Pebble, which syncs the WAL. Calls
-// made once Close has begun, including Close, return store.ErrClosed.
+// exciseSoon removes, in the background, the files holding a deleted space, so that its
+// space comes back at once on a nearly full disk. Left to Pebble, the deletion frees space
+// only through compactions, and not soon: records still in L0 beside the range deletion
+// (recent writes) wait for a compaction of all of L0, which may not fit, and Pebble runs
+// that compaction before any other. An excise drops the files in the range, and splits the
+// few that straddle its bounds, writing nothing but the MANIFEST.
+func (s *Store) exciseSoon(space string) {
+	if s.guard.Enter(s.closing) != nil {
+		return
+	}
+	go func() {
+		defer s.guard.Exit()
+		lower, upper := spaceBounds(space)
+		if err := s.db.Excise(s.closing, pebble.KeyRange{Start: lower, End: upper}); err != nil && s.closing.Err() == nil {
+			slog.Warn("dropping the files of a deleted space to free disk space", "component", "pebble", "err", err.Error())
+		}
+	}()
+}
+
+// Close waits for in-flight calls to return (commits return within writeTimeout), then
+// closes Pebble, which syncs the WAL and waits for a compaction in progress. Calls made once
+// Close has begun, including Close, return store.ErrClosed. If all that takes more than
+// closeTimeout (a second once the disk has failed: Pebble cannot close then), Close returns
+// an error and leaves Pebble as it is: every acknowledged write is in the WAL already, and
+// the next open recovers as after a crash.
 func (s *Store) Close() error {
-	if err := s.guard.Close(); err != nil {
+	wait := s.closeTimeout
+	if s.failure.get() != nil {
+		wait = failedCloseTimeout
+	}
+	deadline := time.Now().Add(wait)
+	s.stopClosing()
+	if err := s.guard.CloseWithin(wait); errors.Is(err, store.ErrClosed) {
 		return err
+	} else if err != nil {
+		s.space.close()
+		return s.gaveUp(wait, err)
 	}
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("pebble store: close: %w", err)
+	s.space.close()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("pebble panicked: %v", r)
+			}
+		}()
+		done <- s.db.Close()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("pebble store: close: %w", err)
+		}
+		return nil
+	case <-time.After(time.Until(deadline)):
+		return s.gaveUp(wait, errors.New("Pebble did not close"))
 	}
-	return nil
+}
+
+// gaveUp is Close's error when it stops waiting after wait.
+func (s *Store) gaveUp(wait time.Duration, err error) error {
+	if failed := s.failure.get(); failed != nil {
+		err = fmt.Errorf("%w, the disk having failed (%w)", err, failed)
+	}
+	return fmt.Errorf("pebble store: close: gave up after %v: %w; the next start recovers every acknowledged write", wait, err)
 }

@@ -2,10 +2,11 @@
 // database that any number of Tabula processes (front-ends) share. The database provides
 // durability and replication; the front-ends keep no state.
 //
-// Layout (schema.go): one table, tabula_records, whose primary key (space, partition_key,
-// row_key) is the contract's key order, with bytea key columns so that order is bytewise
-// whatever the collation. Tabula creates and migrates the schema itself and refuses a
-// database whose schema is newer than it knows.
+// Layout (schema.go, keys.go): one table, tabula_records, holding each record's key in bytea
+// columns (space, partition_key, row_key), compared bytewise whatever the collation, under
+// a primary key (key_head, key_hash) that orders records as the contract does and fits a
+// btree entry however long the key. Tabula creates and migrates the schema itself and
+// refuses a database whose schema is newer than it knows.
 //
 // Reads: Get is one primary-key lookup. Scan reads one snapshot (a REPEATABLE READ, READ
 // ONLY transaction) in pages of pageRows rows, each page one index range scan resuming after
@@ -44,8 +45,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,6 +67,13 @@ type Options struct {
 	// while many Scans are in callbacks at once. The database's max_connections must allow
 	// for every Tabula process sharing it.
 	MaxConns int
+	// StartupWait is how long Open waits for a database it cannot reach, trying again with
+	// growing pauses and logging each attempt; 0 fails at once.
+	StartupWait time.Duration
+	// Logger receives the store's log lines: each attempt to reach the database at start-up,
+	// and once each when the database becomes unreachable and when it is back. nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Store is a store.Store on a PostgreSQL database. It is safe for concurrent use, and any
@@ -71,6 +81,13 @@ type Options struct {
 type Store struct {
 	pool     *pool
 	pageRows int // rows per Scan page; tests lower it to exercise paging
+	log      *slog.Logger
+	where    string // the database's host and name, for the log
+	// outageSince is when the database was first found unreachable, in Unix nanoseconds,
+	// or 0 while it is reachable: an outage is logged once when it begins and once when it
+	// ends, not once per call.
+	outageSince atomic.Int64
+	serving     atomic.Bool // set once Open has succeeded
 
 	guard store.CloseGuard
 }
@@ -97,7 +114,7 @@ const (
 // Open connects to the database at dsn (a postgres:// URL or a key=value string, as libpq
 // accepts) and creates or migrates Tabula's schema. It fails with *SchemaTooNewError if a
 // newer Tabula has migrated the database, and with an error wrapping store.ErrUnavailable
-// if the database cannot be reached.
+// if the database cannot be reached within opts.StartupWait (or ctx ends first).
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	config, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -114,42 +131,100 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if maxConns <= 0 {
 		maxConns = defaultMaxConns
 	}
-	s := &Store{pool: newPool(config, maxConns), pageRows: defaultPageRows}
-	err = s.retry(ctx, "open", func() error {
-		return s.withConn(ctx, func(conn *pgx.Conn) error { return migrate(ctx, conn) })
-	})
+	s := &Store{pool: newPool(config, maxConns), pageRows: defaultPageRows, log: opts.Logger,
+		where: fmt.Sprintf("%s:%d/%s", config.Host, config.Port, config.Database)}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	// An unreachable database is tried again, after pauses growing from a quarter of a
+	// second to five, until StartupWait has passed.
+	start := time.Now()
+	deadline := start.Add(opts.StartupWait)
+	pause := 250 * time.Millisecond
+	attempt := 1
+	for ; ; attempt++ {
+		err = s.retry(ctx, "open", func() error {
+			return s.withConn(ctx, func(conn *pgx.Conn) error { return migrate(ctx, conn) })
+		})
+		if err == nil || !errors.Is(err, store.ErrUnavailable) || !time.Now().Before(deadline) {
+			break
+		}
+		s.log.Warn("waiting for PostgreSQL", "database", s.where, "attempt", attempt,
+			"waited", time.Since(start).Round(time.Millisecond).String(), "gives_up_after", opts.StartupWait.String(), "err", err.Error())
+		select {
+		case <-time.After(min(pause, time.Until(deadline))):
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
 	if err != nil {
 		s.pool.close()
 		return nil, err
 	}
+	if attempt > 1 {
+		s.log.Info("PostgreSQL is reachable", "database", s.where, "waited", time.Since(start).Round(time.Millisecond).String())
+	}
+	s.serving.Store(true)
 	return s, nil
 }
 
-// The statements. Every key predicate compares whole primary keys, equality or row values,
-// so that the planner turns it into an index lookup or an index range scan (see the
-// package's tests for the plans); row-value comparison is also what CockroachDB turns into
-// key spans.
+// unreachable records that the database could not be reached, logging it if that begins an
+// outage. (While Open waits for the database, it logs its attempts itself.)
+func (s *Store) unreachable(err error) {
+	if s.serving.Load() && s.outageSince.CompareAndSwap(0, time.Now().UnixNano()) {
+		s.log.Error("PostgreSQL is unreachable: answering 503 ServerBusy until it is back", "database", s.where, "err", err.Error())
+	}
+}
+
+// reachable records that a call reached the database, logging the end of an outage.
+func (s *Store) reachable() {
+	if s.outageSince.Load() == 0 {
+		return
+	}
+	if since := s.outageSince.Swap(0); since != 0 {
+		s.log.Info("PostgreSQL is reachable again", "database", s.where, "outage", time.Since(time.Unix(0, since)).Round(time.Millisecond).String())
+	}
+}
+
+// The statements. Keys are addressed through the primary key (key_head, key_hash) (see
+// keys.go): equality for a point, a range of key_head for a scan, so that the planner turns
+// each into an index lookup or an index range scan (see the package's tests for the plans);
+// a range scan then keeps, by the full key in row values, only the records in its range,
+// and orders them by key_head and then the full key, which is the key order.
 const (
-	sqlGet    = `SELECT version, value FROM tabula_records WHERE space = $1 AND partition_key = $2 AND row_key = $3`
+	sqlGet    = `SELECT version, value FROM tabula_records WHERE key_head = $1 AND key_hash = $2`
 	sqlLock   = sqlGet + ` FOR UPDATE`
-	sqlInsert = `INSERT INTO tabula_records (space, partition_key, row_key, version, value) VALUES ($1, $2, $3, $4, $5)`
-	sqlUpsert = sqlInsert + ` ON CONFLICT (space, partition_key, row_key) DO UPDATE SET version = excluded.version, value = excluded.value`
-	sqlDelete = `DELETE FROM tabula_records WHERE space = $1 AND partition_key = $2 AND row_key = $3`
+	sqlInsert = `INSERT INTO tabula_records (key_head, key_hash, space, partition_key, row_key, version, value) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	sqlUpsert = sqlInsert + ` ON CONFLICT (key_head, key_hash) DO UPDATE SET version = excluded.version, value = excluded.value`
+	sqlDelete = `DELETE FROM tabula_records WHERE key_head = $1 AND key_hash = $2`
 
-	sqlDeleteSpace = `DELETE FROM tabula_records WHERE space = $1`
+	// sqlDeleteSpace deletes the records of space $3, whose key_heads lie in [$1, $2].
+	sqlDeleteSpace = `DELETE FROM tabula_records WHERE key_head >= $1 AND key_head <= $2 AND space = $3`
 
-	// sqlScanFrom reads the first page of [($1,$2,$3), ($4,$5,$6)), sqlScanAfter the next
-	// page, after the last key read.
+	// sqlScanFrom reads the first page of [($3,$4,$5), ($6,$7,$8)), whose key_heads lie in
+	// [$1, $2]; sqlScanAfter the next page, after the last key read.
 	sqlScanFrom = `SELECT partition_key, row_key, version, value FROM tabula_records
-		WHERE (space, partition_key, row_key) >= ($1, $2, $3) AND (space, partition_key, row_key) < ($4, $5, $6)
-		ORDER BY space, partition_key, row_key LIMIT $7`
+		WHERE key_head >= $1 AND key_head <= $2
+		AND (space, partition_key, row_key) >= ($3, $4, $5) AND (space, partition_key, row_key) < ($6, $7, $8)
+		ORDER BY key_head, space, partition_key, row_key LIMIT $9`
 	sqlScanAfter = `SELECT partition_key, row_key, version, value FROM tabula_records
-		WHERE (space, partition_key, row_key) > ($1, $2, $3) AND (space, partition_key, row_key) < ($4, $5, $6)
-		ORDER BY space, partition_key, row_key LIMIT $7`
+		WHERE key_head >= $1 AND key_head <= $2
+		AND (space, partition_key, row_key) > ($3, $4, $5) AND (space, partition_key, row_key) < ($6, $7, $8)
+		ORDER BY key_head, space, partition_key, row_key LIMIT $9`
 
 	sqlBeginCommit = `BEGIN ISOLATION LEVEL READ COMMITTED`
 	sqlBeginScan   = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
 )
+
+// keyArgs returns the parameters addressing k in sqlGet, sqlLock and sqlDelete.
+func keyArgs(k store.Key) []any {
+	head, hash := keyColumns(k)
+	return []any{head, hash}
+}
 
 // bytea returns s as a bytea parameter. pgx sends a nil []byte as NULL, and the key and value
 // columns are NOT NULL, so the empty string is sent as a non-nil empty slice.
@@ -171,7 +246,7 @@ func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
 	rec := store.Record{Key: key}
 	err := s.retry(ctx, "get", func() error {
 		return s.withConn(ctx, func(conn *pgx.Conn) error {
-			err := conn.QueryRow(ctx, sqlGet, bytea(key.Space), bytea(key.Partition), bytea(key.Row)).Scan(&rec.Version, &rec.Value)
+			err := conn.QueryRow(ctx, sqlGet, keyArgs(key)...).Scan(&rec.Version, &rec.Value)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return store.ErrNotFound
 			}
@@ -258,6 +333,7 @@ func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (
 			case ctx.Err() != nil:
 				return ctx.Err()
 			case lost || unavailable(err):
+				s.unreachable(err)
 				return fmt.Errorf("postgres store: scan: %w: %w", store.ErrUnavailable, err)
 			}
 			return fmt.Errorf("postgres store: scan: %w", err)
@@ -269,12 +345,12 @@ func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (
 	}
 }
 
-// queuePage queues the query of one page of at most rows records of space, from from
+// queuePage queues the query of one page of at most limit records of space, from from
 // (included by sqlScanFrom, excluded by sqlScanAfter) to end (excluded), to be stored in
 // *page when the batch is closed.
-func (s *Store) queuePage(b *pgx.Batch, sql, space string, from, end store.Key, rows int, page *[]store.Record) {
-	b.Queue(sql, bytea(from.Space), bytea(from.Partition), bytea(from.Row),
-		bytea(end.Space), bytea(end.Partition), bytea(end.Row), rows,
+func (s *Store) queuePage(b *pgx.Batch, sql, space string, from, end store.Key, limit int, page *[]store.Record) {
+	b.Queue(sql, keyHead(from), keyHead(end), bytea(from.Space), bytea(from.Partition), bytea(from.Row),
+		bytea(end.Space), bytea(end.Partition), bytea(end.Row), limit,
 	).Query(func(rows pgx.Rows) error {
 		*page = (*page)[:0]
 		// Rows of one partition follow each other: keep its string rather than allocate
@@ -406,7 +482,7 @@ func lockAndCheck(ctx context.Context, conn *pgx.Conn, mutations []store.Mutatio
 			continue
 		}
 		k := mutations[i].Key
-		b.Queue(sqlLock, bytea(k.Space), bytea(k.Partition), bytea(k.Row)).QueryRow(func(row pgx.Row) error {
+		b.Queue(sqlLock, keyArgs(k)...).QueryRow(func(row pgx.Row) error {
 			rec := store.Record{Key: k}
 			switch err := row.Scan(&rec.Version, &rec.Value); {
 			case errors.Is(err, pgx.ErrNoRows):
@@ -444,20 +520,23 @@ func apply(ctx context.Context, conn *pgx.Conn, mutations []store.Mutation, orde
 	}
 	for _, i := range order {
 		m := mutations[i]
-		k := [3]any{bytea(m.Key.Space), bytea(m.Key.Partition), bytea(m.Key.Row)}
+		head, hash := keyColumns(m.Key)
+		row := func(version int64, value []byte) []any {
+			return []any{head, hash, bytea(m.Key.Space), bytea(m.Key.Partition), bytea(m.Key.Row), version, valueOf(value)}
+		}
 		switch {
 		case m.Delete && m.Expect.Kind == store.ExpectAbsent:
 			// Nothing to delete, but the key must stay absent until COMMIT: inserting and
 			// deleting a row makes a concurrent insert of the key wait for this transaction,
 			// as the lock of an existing row would.
-			b.Queue(sqlInsert, k[0], k[1], k[2], 0, []byte{})
-			b.Queue(sqlDelete, k[:]...)
+			b.Queue(sqlInsert, row(0, nil)...)
+			b.Queue(sqlDelete, head, hash)
 		case m.Delete:
-			b.Queue(sqlDelete, k[:]...)
+			b.Queue(sqlDelete, head, hash)
 		case m.Expect.Kind == store.ExpectAbsent:
-			b.Queue(sqlInsert, k[0], k[1], k[2], m.Version, valueOf(m.Value))
+			b.Queue(sqlInsert, row(m.Version, m.Value)...)
 		default:
-			b.Queue(sqlUpsert, k[0], k[1], k[2], m.Version, valueOf(m.Value))
+			b.Queue(sqlUpsert, row(m.Version, m.Value)...)
 		}
 	}
 	committed := false
@@ -541,7 +620,7 @@ func (s *Store) DeleteSpace(ctx context.Context, space string) error {
 	defer s.guard.Exit()
 	return s.retry(ctx, "delete space", func() error {
 		return s.withConn(ctx, func(conn *pgx.Conn) error {
-			_, err := conn.Exec(ctx, sqlDeleteSpace, bytea(space))
+			_, err := conn.Exec(ctx, sqlDeleteSpace, keyHead(store.Key{Space: space}), keyHead(store.Key{Space: space + "\x00"}), bytea(space))
 			return err
 		})
 	})
@@ -583,8 +662,12 @@ func (s *Store) retry(ctx context.Context, what string, attempt func() error) er
 		var doubt *inDoubtError
 		switch {
 		case err == nil:
+			s.reachable()
 			return nil
-		case errors.Is(err, store.ErrNotFound), errors.As(err, &cf), errors.As(err, &doubt):
+		case errors.Is(err, store.ErrNotFound), errors.As(err, &cf):
+			s.reachable()
+			return err
+		case errors.As(err, &doubt):
 			return err
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -593,7 +676,11 @@ func (s *Store) retry(ctx context.Context, what string, attempt func() error) er
 			if n == 1 && !errors.As(err, new(*pgconn.ConnectError)) {
 				continue // most likely a pooled connection the server closed
 			}
+			s.unreachable(err)
 			return fmt.Errorf("postgres store: %s: %w: %w", what, store.ErrUnavailable, err)
+		case refused(err):
+			s.reachable()
+			return fmt.Errorf("postgres store: %s: %w: %w", what, store.ErrRefused, err)
 		case transient(err) && n < maxAttempts:
 			// Jittered exponential backoff, so that the colliding transactions do not collide
 			// again.
@@ -635,6 +722,24 @@ func sqlState(err error) string {
 func transient(err error) bool {
 	code := sqlState(err)
 	return code == serializationFailure || code == deadlockDetected || errors.Is(err, errInsertRaced)
+}
+
+// refused reports whether err is the database's answer to a statement it will never accept,
+// however often it is repeated: a data exception (class 22: a value it cannot hold), an
+// integrity constraint other than the unique key Commit handles (23), a program limit
+// exceeded (54: an index entry too large), a feature it does not support (0A), or a missing
+// table or privilege (42). Resources (53), operator intervention (57), and system or internal
+// errors (58, XX) may clear, and are not among them.
+func refused(err error) bool {
+	code := sqlState(err)
+	if len(code) != 5 || code == uniqueViolation {
+		return false
+	}
+	switch code[:2] {
+	case "0A", "22", "23", "42", "54":
+		return true
+	}
+	return false
 }
 
 // unavailable reports whether err means the database cannot be reached or cannot serve:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -418,8 +420,10 @@ func TestStoresOpeningAtOnceCreateTheSchemaOnce(t *testing.T) {
 
 // TestKeyPredicatesUseThePrimaryKeyIndex checks the plans of the statements that read by
 // key, with the generic plan PostgreSQL caches for prepared statements: point reads must be
-// index lookups and scans index range scans, in index order without a sort. DeleteSpace may
-// be planned as a bitmap index scan, which also reads only the space's range of the index.
+// index lookups and scans index range scans, in index order; the only sorting allowed is the
+// incremental sort of records sharing a key_head (see keys.go), never a sort of the whole
+// range. DeleteSpace may be planned as a bitmap index scan, which also reads only the
+// space's range of the index.
 func TestKeyPredicatesUseThePrimaryKeyIndex(t *testing.T) {
 	s := mustOpen(t, pgtest.Start(t), Options{})
 	ctx := t.Context()
@@ -438,16 +442,20 @@ func TestKeyPredicatesUseThePrimaryKeyIndex(t *testing.T) {
 			}
 		}
 	}
+	scan := func(from, end store.Key) []any {
+		return []any{keyHead(from), keyHead(end), from.Space, from.Partition, from.Row, end.Space, end.Partition, end.Row, 1000}
+	}
+	point := store.Key{Space: "1", Partition: "7", Row: "7"}
 	statements := []struct {
 		name, sql string
 		args      []any
 	}{
-		{"point read", sqlGet, []any{"1", "7", "7"}},
-		{"point read locking", sqlLock, []any{"1", "7", "7"}},
-		{"partition scan", sqlScanFrom, []any{"1", "7", "", "1", "7\x00", "", 1000}},
-		{"range scan, next page", sqlScanAfter, []any{"1", "1", "1001", "1", "3", "", 1000}},
-		{"space scan", sqlScanFrom, []any{"1", "", "", "1\x00", "", "", 1000}},
-		{"delete space", sqlDeleteSpace, []any{"1"}},
+		{"point read", sqlGet, keyArgs(point)},
+		{"point read locking", sqlLock, keyArgs(point)},
+		{"partition scan", sqlScanFrom, scan(store.Key{Space: "1", Partition: "7"}, store.Key{Space: "1", Partition: "7\x00"})},
+		{"range scan, next page", sqlScanAfter, scan(store.Key{Space: "1", Partition: "1", Row: "1001"}, store.Key{Space: "1", Partition: "3"})},
+		{"space scan", sqlScanFrom, scan(store.Key{Space: "1"}, store.Key{Space: "1\x00"})},
+		{"delete space", sqlDeleteSpace, []any{keyHead(store.Key{Space: "1"}), keyHead(store.Key{Space: "1\x00"}), "1"}},
 	}
 	err := s.withConn(ctx, func(conn *pgx.Conn) error {
 		if _, err := conn.Exec(ctx, "ANALYZE tabula_records"); err != nil {
@@ -463,9 +471,10 @@ func TestKeyPredicatesUseThePrimaryKeyIndex(t *testing.T) {
 			}
 			var args []string
 			for _, a := range st.args {
-				if str, ok := a.(string); ok {
-					args = append(args, `'\x`+fmt.Sprintf("%x", str)+`'::bytea`)
-				} else {
+				switch a := a.(type) {
+				case string, []byte:
+					args = append(args, fmt.Sprintf(`'\x%x'::bytea`, a))
+				default:
 					args = append(args, fmt.Sprint(a))
 				}
 			}
@@ -486,8 +495,15 @@ func TestKeyPredicatesUseThePrimaryKeyIndex(t *testing.T) {
 			}
 			text := strings.Join(plan, "\n")
 			t.Logf("%s:\n%s", st.name, text)
+			fullSort := false
+			for _, line := range plan {
+				if strings.HasPrefix(strings.TrimLeft(line, " ->"), "Sort  (") { // a Sort node
+					fullSort = true
+				}
+			}
 			if !strings.Contains(text, "Index Scan on tabula_records_pkey") && !strings.Contains(text, "Index Scan using tabula_records_pkey") ||
-				strings.Contains(text, "Seq Scan") || strings.Contains(text, "Sort") {
+				strings.Contains(text, "Seq Scan") || fullSort ||
+				strings.Contains(text, "Incremental Sort") && !strings.Contains(text, "Presorted Key: key_head") {
 				t.Errorf("%s is not an index scan of the primary key in key order:\n%s", st.name, text)
 			}
 		}
@@ -496,5 +512,209 @@ func TestKeyPredicatesUseThePrimaryKeyIndex(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// logBuffer collects a store's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// count returns how many lines contain s.
+func (b *logBuffer) count(s string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Count(b.buf.String(), s)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+
+func TestOutageIsLoggedOnceAndItsEndWithItsLength(t *testing.T) {
+	c := pgtest.NewCluster(t)
+	var logs logBuffer
+	s := mustOpen(t, c.NewDatabase(t), Options{Logger: logs.logger()})
+	ctx := t.Context()
+	k := store.Key{Space: "t", Partition: "p", Row: "r"}
+	if err := s.Commit(ctx, []store.Mutation{{Key: k, Version: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Stop(t)
+	for range 5 {
+		if _, err := s.Get(ctx, k); !errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("Get with the database down: %v", err)
+		}
+	}
+	if err := s.Commit(ctx, []store.Mutation{{Key: k, Version: 2}}); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Commit with the database down: %v", err)
+	}
+	if n := logs.count("PostgreSQL is unreachable"); n != 1 {
+		t.Errorf("the outage was logged %d times:\n%s", n, logs.String())
+	}
+	c.Restart(t)
+	if _, err := s.Get(ctx, k); err != nil {
+		t.Fatalf("Get once the database is back: %v", err)
+	}
+	if _, err := s.Get(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.count("PostgreSQL is reachable again"); n != 1 || logs.count("outage=") != 1 {
+		t.Errorf("the end of the outage was logged %d times, or without its length:\n%s", n, logs.String())
+	}
+	t.Logf("log:\n%s", logs.String())
+}
+
+func TestOpenWaitsForTheDatabaseToStart(t *testing.T) {
+	c := pgtest.NewCluster(t)
+	dsn := c.NewDatabase(t)
+	c.Stop(t)
+	var logs logBuffer
+	opened := make(chan error, 1)
+	go func() {
+		s, err := Open(t.Context(), dsn, Options{StartupWait: time.Minute, Logger: logs.logger()})
+		if err == nil {
+			s.Close()
+		}
+		opened <- err
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	c.Restart(t)
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatalf("Open once the database started: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Open did not return after the database started")
+	}
+	if n := logs.count("waiting for PostgreSQL"); n < 2 || logs.count("PostgreSQL is reachable") != 1 {
+		t.Errorf("%d lines logged waiting:\n%s", n, logs.String())
+	}
+	t.Logf("log:\n%s", logs.String())
+}
+
+func TestOpenGivesUpWaitingAfterStartupWait(t *testing.T) {
+	var logs logBuffer
+	start := time.Now()
+	_, err := Open(t.Context(), "postgres://tabula@127.0.0.1:1/none?sslmode=disable", Options{StartupWait: 1200 * time.Millisecond, Logger: logs.logger()})
+	if d := time.Since(start); d < 1200*time.Millisecond || d > 4*time.Second {
+		t.Errorf("Open gave up after %v, want about 1.2s", d)
+	}
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open = %v, want an error wrapping store.ErrUnavailable", err)
+	}
+	if n := logs.count("waiting for PostgreSQL"); n < 2 {
+		t.Errorf("%d attempts logged:\n%s", n, logs.String())
+	}
+}
+
+// TestStatementTheDatabaseNeverAcceptsIsReportedAsRefused makes the database refuse a value
+// (a CHECK constraint an operator added): the commit fails at once with store.ErrRefused,
+// which the service answers with a 400 that SDKs do not retry, instead of a 500 they would.
+func TestStatementTheDatabaseNeverAcceptsIsReportedAsRefused(t *testing.T) {
+	s := mustOpen(t, pgtest.Start(t), Options{})
+	ctx := t.Context()
+	err := s.withConn(ctx, func(conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, `ALTER TABLE tabula_records ADD CONSTRAINT small_values CHECK (length(value) < 100)`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Commit(ctx, []store.Mutation{{Key: store.Key{Space: "t", Partition: "p", Row: "r"}, Version: 1, Value: make([]byte, 200)}})
+	if !errors.Is(err, store.ErrRefused) || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Commit of a value the database refuses: %v, want an error wrapping store.ErrRefused", err)
+	}
+}
+
+// TestMigrationToVersion2KeepsEveryRecord creates a database as Tabula's first schema left
+// it, with records, and opens it: the migration computes the new key columns of every
+// record, which then reads, scans in order and updates as before, beside long keys the first
+// schema could not hold.
+func TestMigrationToVersion2KeepsEveryRecord(t *testing.T) {
+	dsn := pgtest.Start(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		`CREATE TABLE tabula_schema (id int8 PRIMARY KEY CHECK (id = 1), version int8 NOT NULL)`,
+		`INSERT INTO tabula_schema VALUES (1, 1)`,
+	} {
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := migrations[0](ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	var want []store.Record
+	for i := range 2500 { // more than a page of the migration
+		k := store.Key{Space: "t" + strconv.Itoa(i%3), Partition: "p\x00" + strconv.Itoa(i%7), Row: strconv.Itoa(i)}
+		want = append(want, store.Record{Key: k, Version: int64(i), Value: []byte("v" + strconv.Itoa(i))})
+		if _, err := tx.Exec(ctx, `INSERT INTO tabula_records VALUES ($1, $2, $3, $4, $5)`, []byte(k.Space), []byte(k.Partition), []byte(k.Row), int64(i), want[i].Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s := mustOpen(t, dsn, Options{})
+	for _, w := range want[:50] {
+		if got, err := s.Get(ctx, w.Key); err != nil || got.Version != w.Version || string(got.Value) != string(w.Value) {
+			t.Fatalf("Get(%v) after the migration: %+v, %v", w.Key, got, err)
+		}
+	}
+	slices.SortFunc(want, func(a, b store.Record) int { return a.Key.Compare(b.Key) })
+	for _, space := range []string{"t0", "t1", "t2"} {
+		var got []store.Record
+		err := s.Scan(ctx, store.SpaceRange(space), func(rec store.Record) (bool, error) {
+			got = append(got, store.Record{Key: rec.Key, Version: rec.Version, Value: slices.Clone(rec.Value)})
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantSpace []store.Record
+		for _, w := range want {
+			if w.Key.Space == space {
+				wantSpace = append(wantSpace, w)
+			}
+		}
+		if len(got) != len(wantSpace) {
+			t.Fatalf("space %s: %d records after the migration, want %d", space, len(got), len(wantSpace))
+		}
+		for i := range got {
+			if got[i].Key != wantSpace[i].Key || got[i].Version != wantSpace[i].Version {
+				t.Fatalf("space %s record %d: %v@%d, want %v@%d", space, i, got[i].Key, got[i].Version, wantSpace[i].Key, wantSpace[i].Version)
+			}
+		}
+	}
+	old := want[0].Key
+	if err := s.Commit(ctx, []store.Mutation{{Key: old, Expect: store.Expect{Kind: store.ExpectVersion, Version: want[0].Version}, Version: 9999}}); err != nil {
+		t.Fatalf("updating a migrated record: %v", err)
+	}
+	long := store.Key{Space: "t0", Partition: strings.Repeat("長", 1024), Row: strings.Repeat("鍵", 1024)}
+	if err := s.Commit(ctx, []store.Mutation{{Key: long, Version: 1}}); err != nil {
+		t.Fatalf("a long key after the migration: %v", err)
 	}
 }

@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ScanOrdersKeysBytewiseByComponent", testScanOrdersKeysBytewiseByComponent},
 		{"DistinctKeysAreDistinctRecords", testDistinctKeysAreDistinctRecords},
 		{"ArbitraryRangesAreHalfOpen", testArbitraryRangesAreHalfOpen},
+		{"KeysAsLongAsTheTableServiceAcceptsWork", testKeysAsLongAsTheTableServiceAcceptsWork},
 		{"GetReturnsWhatWasCommitted", testGetReturnsWhatWasCommitted},
 		{"GetOfAbsentKeyReturnsErrNotFound", testGetOfAbsentKeyReturnsErrNotFound},
 		{"VersionAndValueRoundTrip", testVersionAndValueRoundTrip},

@@ -1,0 +1,651 @@
+package blob
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/store"
+)
+
+// BlobType is x-ms-blob-type.
+type BlobType string
+
+const (
+	BlockBlob  BlobType = "BlockBlob"
+	PageBlob   BlobType = "PageBlob"
+	AppendBlob BlobType = "AppendBlob"
+)
+
+// Path names a blob, or one of its snapshots when Snapshot is set (a timestamp as Snapshot
+// Blob returns it), or one of its versions when VersionID is set. Versioning is an account
+// setting of the management plane, which no SDK can turn on here, so no blob has versions: a
+// version id names nothing (404 BlobNotFound), as it would on an account without versioning.
+type Path struct {
+	Account, Container, Name string
+	Snapshot                 string
+	VersionID                string
+}
+
+// ContentProperties are the properties a client sets with the x-ms-blob-* headers and reads
+// back as the standard content headers. ContentMD5 is the 16-byte MD5 of the whole blob, or
+// nil.
+type ContentProperties struct {
+	ContentType        string `json:"type,omitempty"`
+	ContentEncoding    string `json:"encoding,omitempty"`
+	ContentLanguage    string `json:"language,omitempty"`
+	ContentDisposition string `json:"disposition,omitempty"`
+	CacheControl       string `json:"cache,omitempty"`
+	ContentMD5         []byte `json:"md5,omitempty"`
+}
+
+// defaultContentType is what a blob created without a content type reports.
+const defaultContentType = "application/octet-stream"
+
+// CopyState is what a blob that was the destination of a copy reports (x-ms-copy-*).
+type CopyState struct {
+	ID             string    `json:"id"`
+	Source         string    `json:"source"`
+	Status         string    `json:"status"` // always "success": copies complete before they are acknowledged
+	Progress       string    `json:"progress"`
+	CompletionTime time.Time `json:"completed"`
+}
+
+// Tags are a blob's index tags, key to value.
+type Tags map[string]string
+
+// Blob is a blob (or snapshot) as Get Blob Properties and List Blobs report it.
+type Blob struct {
+	Name     string
+	Snapshot string // set for a snapshot
+	Type     BlobType
+	// Created is x-ms-creation-time; LastModified and ETag change with every write to the
+	// blob's bytes, properties or metadata, never with a lease operation.
+	Created      time.Time
+	LastModified time.Time
+	ETag         ETag
+	Size         int64
+	Properties   ContentProperties
+	Metadata     Metadata
+	Lease        LeaseInfo // zero for snapshots, which cannot be leased
+	// SequenceNumber is x-ms-blob-sequence-number (page blobs).
+	SequenceNumber int64
+	// CommittedBlockCount is x-ms-blob-committed-block-count (append blobs).
+	CommittedBlockCount int
+	Sealed              bool // append blobs
+	Copy                *CopyState
+	// AccessTier is x-ms-access-tier; AccessTierInferred tells that it was never set (block
+	// blobs are then Hot).
+	AccessTier         string
+	AccessTierInferred bool
+	Tags               Tags
+	// Uncommitted marks a listing entry for a blob that has only uncommitted blocks.
+	Uncommitted bool
+	// Deleted marks a soft-deleted blob or snapshot (listings with include=deleted): deleted
+	// at DeletedTime, kept RemainingRetentionDays more whole days.
+	Deleted                bool
+	DeletedTime            time.Time
+	RemainingRetentionDays int
+}
+
+// blobRecord is a blob or snapshot as stored: JSON, then the inline bytes (data) if any.
+type blobRecord struct {
+	Type     BlobType          `json:"type"`
+	Created  int64             `json:"created"`  // Unix nanoseconds
+	Modified int64             `json:"modified"` // Unix nanoseconds
+	ETag     int64             `json:"etag"`
+	Size     int64             `json:"size"`
+	Props    ContentProperties `json:"props,omitzero"`
+	Metadata Metadata          `json:"md,omitempty"`
+	Lease    lease             `json:"lease,omitzero"`
+	// Content names the blob's extents; empty when the bytes are data (block blobs written
+	// by a Put Blob of at most inlineLimit bytes).
+	Content string `json:"content,omitempty"`
+	// Pieces is the index the next extent of a block or append blob's content gets.
+	Pieces uint32 `json:"pieces,omitempty"`
+	// Blocks counts committed blocks (block blobs written by Put Block List, append blobs);
+	// IDLen is the length of a block blob's committed block ids.
+	Blocks   int        `json:"blocks,omitempty"`
+	IDLen    int        `json:"idlen,omitempty"`
+	Sequence int64      `json:"seq,omitempty"`
+	Sealed   bool       `json:"sealed,omitempty"`
+	Copy     *CopyState `json:"copy,omitempty"`
+	Tier     string     `json:"tier,omitempty"`
+	Tags     Tags       `json:"tags,omitempty"`
+	// Deleted (Unix nanoseconds) marks a soft-deleted blob or snapshot, kept until Expires
+	// (softdelete.go).
+	Deleted int64 `json:"deleted,omitempty"`
+	Expires int64 `json:"expires,omitempty"`
+
+	data []byte
+}
+
+// inlineLimit is the largest Put Blob whose bytes stay in the blob's record. Below it a
+// write is one commit (one WAL sync, or one transaction) and a read one point lookup, where
+// an object costs a file or large-object write with its own sync, plus a record; 4 KiB blobs
+// are the Table-like workload where that doubles the cost. Above it the bytes would be
+// rewritten by every metadata or lease change and by the store's compactions, and a request
+// would buffer them: 256 KiB keeps both small (16 concurrent inline uploads hold 4 MiB).
+const inlineLimit = 256 << 10
+
+func encodeBlob(b *blobRecord) ([]byte, error) {
+	js, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	out := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(js)+len(b.data)), uint64(len(js)))
+	out = append(out, js...)
+	return append(out, b.data...), nil
+}
+
+func decodeBlob(rec *store.Record) (blobRecord, error) {
+	var b blobRecord
+	n, k := binary.Uvarint(rec.Value)
+	if k <= 0 || n > uint64(len(rec.Value)-k) {
+		return b, fmt.Errorf("blob record %s is corrupt", rec.Key)
+	}
+	if err := json.Unmarshal(rec.Value[k:k+int(n)], &b); err != nil {
+		return b, fmt.Errorf("blob record %s is corrupt: %w", rec.Key, err)
+	}
+	if data := rec.Value[k+int(n):]; len(data) > 0 {
+		b.data = data
+	}
+	return b, nil
+}
+
+func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
+	out := Blob{
+		Name:                name,
+		Snapshot:            snapshot,
+		Type:                b.Type,
+		Created:             time.Unix(0, b.Created).UTC(),
+		LastModified:        time.Unix(0, b.Modified).UTC(),
+		ETag:                etagOf(b.ETag),
+		Size:                b.Size,
+		Properties:          b.Props,
+		Metadata:            b.Metadata,
+		SequenceNumber:      b.Sequence,
+		Sealed:              b.Sealed,
+		Copy:                b.Copy,
+		AccessTier:          b.Tier,
+		Tags:                b.Tags,
+		CommittedBlockCount: 0,
+	}
+	if b.Type == AppendBlob {
+		out.CommittedBlockCount = b.Blocks
+	}
+	if snapshot == "" {
+		out.Lease = b.Lease.info(now)
+	}
+	if b.Type == BlockBlob && b.Tier == "" {
+		out.AccessTier, out.AccessTierInferred = "Hot", true
+	}
+	if b.Deleted != 0 {
+		out.Lease = LeaseInfo{}
+		out.Deleted, out.DeletedTime = true, time.Unix(0, b.Deleted).UTC()
+		out.RemainingRetentionDays = max(0, int(time.Unix(0, b.Expires).Sub(now)/(24*time.Hour)))
+	}
+	return out
+}
+
+// stagingRecord is the header of a blob's uncommitted blocks (row rowStaging). The blocks
+// themselves are Key{blocksSpace, ID, block id}; every staging gets a fresh ID, so blocks of
+// a discarded staging can be reclaimed at leisure without meeting a newer one's.
+type stagingRecord struct {
+	ID      string `json:"id"`
+	Count   int    `json:"count"`
+	IDLen   int    `json:"idlen"`
+	Created int64  `json:"created"` // Unix nanoseconds
+	LastPut int64  `json:"lastput"` // Unix nanoseconds, for the week-long expiry
+}
+
+func decodeStaging(rec *store.Record) (stagingRecord, error) {
+	var st stagingRecord
+	if err := json.Unmarshal(rec.Value, &st); err != nil {
+		return st, fmt.Errorf("staging record %s is corrupt: %w", rec.Key, err)
+	}
+	return st, nil
+}
+
+func baseKey(space, name string) store.Key {
+	return store.Key{Space: space, Partition: name, Row: rowBase}
+}
+
+func snapshotKey(space, name, snapshot string) store.Key {
+	return store.Key{Space: space, Partition: name, Row: rowSnapshot + snapshot}
+}
+
+func stagingKey(space, name string) store.Key {
+	return store.Key{Space: space, Partition: name, Row: rowStaging}
+}
+
+func stagedIndexKey(space, name string) store.Key {
+	return store.Key{Space: stagedSpace, Row: space + "\x00" + name}
+}
+
+func deadContentKey(content string) store.Key { return store.Key{Space: deadSpace, Row: "c" + content} }
+
+func deadStagingKey(staging string) store.Key { return store.Key{Space: deadSpace, Row: "s" + staging} }
+
+// snapshotLayout is how snapshot timestamps are written: UTC with seven fractional digits, so
+// that their text order is their time order.
+const snapshotLayout = "2006-01-02T15:04:05.0000000Z"
+
+// canonicalSnapshot reads a snapshot query value: 400 InvalidQueryParameterValue when it is
+// not a timestamp.
+func canonicalSnapshot(v string) (string, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return "", azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid. snapshot %q is not a timestamp.", v)
+	}
+	return t.UTC().Format(snapshotLayout), nil
+}
+
+// blobState is what a blob request read: the container, and the blob (or snapshot) record,
+// nil when there is none. A soft-deleted record is read too (a write replacing it keeps it as
+// a snapshot), but does not exist for the request.
+type blobState struct {
+	account, container string
+	space              string
+	key                store.Key
+	rec                *store.Record
+	b                  blobRecord
+	// readTags are the index tags of the live base blob as read (nil for anything else): what
+	// the tag index holds for it, which put brings up to date.
+	readTags Tags
+}
+
+func (st *blobState) exists() bool { return st.rec != nil && st.b.Deleted == 0 }
+
+// loadBlob reads the container (404 ContainerNotFound) and the blob or snapshot p names.
+func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
+	if err := ValidateBlobName(p.Name); err != nil {
+		return blobState{}, err
+	}
+	_, c, err := s.loadContainer(ctx, p.Account, p.Container)
+	if err != nil {
+		return blobState{}, err
+	}
+	st := blobState{account: p.Account, container: p.Container, space: c.Space, key: baseKey(c.Space, p.Name)}
+	switch {
+	case p.VersionID != "":
+		if _, err := canonicalSnapshot(p.VersionID); err != nil {
+			return blobState{}, azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid. versionid %q is not a version id.", p.VersionID)
+		}
+		return st, nil // no blob has versions: nothing is there
+	case p.Snapshot != "":
+		snap, err := canonicalSnapshot(p.Snapshot)
+		if err != nil {
+			return blobState{}, err
+		}
+		st.key = snapshotKey(c.Space, p.Name, snap)
+	}
+	if st.rec, err = s.get(ctx, st.key); err != nil || st.rec == nil {
+		return st, err
+	}
+	if st.b, err = decodeBlob(st.rec); err != nil {
+		return st, err
+	}
+	if st.b.Deleted == 0 && st.key.Row == rowBase {
+		st.readTags = st.b.Tags
+	}
+	return st, nil
+}
+
+// loadExisting is loadBlob for operations on an existing blob: 404 BlobNotFound otherwise.
+func (s *Service) loadExisting(ctx context.Context, p Path) (blobState, error) {
+	st, err := s.loadBlob(ctx, p)
+	if err == nil && !st.exists() {
+		err = azerr.New(azerr.BlobNotFound)
+	}
+	return st, err
+}
+
+// notSnapshot refuses writes addressed to a snapshot or a version, which are read-only.
+func notSnapshot(p Path) error {
+	if p.Snapshot != "" || p.VersionID != "" {
+		return azerr.Newf(azerr.InvalidOperation, "This operation is not permitted on a blob snapshot or version.")
+	}
+	return nil
+}
+
+// put returns the mutations storing b where st's record was read (conditioned on that read),
+// with a new version, and bringing the tag index up to date with a base blob's tags.
+func (s *Service) put(st *blobState, b *blobRecord) ([]store.Mutation, error) {
+	value, err := encodeBlob(b)
+	if err != nil {
+		return nil, err
+	}
+	var after int64
+	if st.rec != nil {
+		after = st.rec.Version
+	}
+	m := []store.Mutation{{Key: st.key, Expect: expectRead(st.rec), Value: value, Version: s.nextTicks(after)}}
+	if st.key.Row == rowBase {
+		var tags Tags
+		if b.Deleted == 0 {
+			tags = b.Tags
+		}
+		m = append(m, st.tagIndexChanges(tags)...)
+	}
+	return m, nil
+}
+
+// remove returns the mutations deleting st's record (conditioned on the read) and its entries
+// in the tag index.
+func (st *blobState) remove() []store.Mutation {
+	m := []store.Mutation{{Key: st.key, Expect: expectRead(st.rec), Delete: true}}
+	if st.key.Row == rowBase {
+		m = append(m, st.tagIndexChanges(nil)...)
+	}
+	return m
+}
+
+// touch gives b a new ETag and Last-Modified: every write to a blob's bytes, properties or
+// metadata does.
+func (s *Service) touchBlob(b *blobRecord) { s.touch(&b.ETag, &b.Modified) }
+
+// checkWriteAccess applies a write's lease and conditions to an existing blob (st) and
+// returns the lease the blob keeps. A missing blob has no lease: a lease id then is 412
+// LeaseNotPresentWithBlobOperation. Existence is judged first, then the lease, then the
+// conditions.
+func (s *Service) checkWriteAccess(st *blobState, leaseID string, cond Conditions, kind writeKind, now time.Time) error {
+	if !st.exists() {
+		if leaseID != "" {
+			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+		}
+		return cond.checkWrite(false, "", time.Time{}, nil, kind, azerr.ConditionNotMet)
+	}
+	if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
+		return err
+	}
+	return cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, kind, azerr.ConditionNotMet)
+}
+
+// checkReadAccess applies a read's optional lease id and conditions to an existing blob or
+// snapshot.
+func checkReadAccess(st *blobState, leaseID string, cond Conditions, now time.Time) error {
+	if st.key.Row == rowBase {
+		if err := st.b.Lease.checkAccess(now, leaseID, false, blobLease); err != nil {
+			return err
+		}
+	} else if leaseID != "" {
+		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+	}
+	return cond.checkRead(etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags)
+}
+
+func (st *blobState) public(p Path, now time.Time) Blob {
+	snap := ""
+	if st.key.Row != rowBase {
+		snap = strings.TrimPrefix(st.key.Row, rowSnapshot)
+	}
+	return st.b.public(p.Name, snap, now)
+}
+
+// GetBlobProperties returns a blob's or snapshot's properties and metadata (Get Blob
+// Properties, Get Blob Metadata): 404 BlobNotFound for a blob that has only uncommitted
+// blocks. leaseID, when given, must be the blob's active lease; conditions are judged as for
+// reads (304 or 412).
+func (s *Service) GetBlobProperties(ctx context.Context, p Path, leaseID string, cond Conditions) (Blob, error) {
+	st, err := s.loadExisting(ctx, p)
+	if err != nil {
+		return Blob{}, err
+	}
+	now := s.Now()
+	if err := checkReadAccess(&st, leaseID, cond, now); err != nil {
+		return Blob{}, err
+	}
+	return st.public(p, now), nil
+}
+
+// changeBlob applies change to an existing blob (not a snapshot) once its lease (required)
+// and conditions are checked, with a new ETag unless keepETag.
+func (s *Service) changeBlob(ctx context.Context, p Path, leaseID string, cond Conditions, keepETag bool, change func(st *blobState, b *batch) error) (Blob, error) {
+	if err := notSnapshot(p); err != nil {
+		return Blob{}, err
+	}
+	var out Blob
+	err := s.update(ctx, func() ([]store.Mutation, error) {
+		st, err := s.loadExisting(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		now := s.Now()
+		if err := s.checkWriteAccess(&st, leaseID, cond, modify, now); err != nil {
+			return nil, err
+		}
+		var b batch
+		if err := change(&st, &b); err != nil {
+			return nil, err
+		}
+		st.b.Lease = st.b.Lease.afterWrite(now)
+		if !keepETag {
+			s.touchBlob(&st.b)
+		}
+		m, err := s.put(&st, &st.b)
+		if err != nil {
+			return nil, err
+		}
+		b.add(m...)
+		out = st.public(p, now)
+		return b.m, nil
+	})
+	return out, err
+}
+
+// SetBlobMetadata replaces a blob's metadata.
+func (s *Service) SetBlobMetadata(ctx context.Context, p Path, md Metadata, leaseID string, cond Conditions) (Blob, error) {
+	if err := md.Validate(); err != nil {
+		return Blob{}, err
+	}
+	return s.changeBlob(ctx, p, leaseID, cond, false, func(st *blobState, _ *batch) error {
+		st.b.Metadata = md
+		return nil
+	})
+}
+
+// SequenceAction is x-ms-sequence-number-action.
+type SequenceAction string
+
+const (
+	SequenceMax       SequenceAction = "max"
+	SequenceUpdate    SequenceAction = "update"
+	SequenceIncrement SequenceAction = "increment"
+)
+
+// SetBlobPropertiesOptions is one Set Blob Properties request. Properties, when set,
+// replaces all content properties (a header not sent is cleared); nil leaves them, for a
+// request that only resizes a page blob or changes its sequence number.
+type SetBlobPropertiesOptions struct {
+	Properties *ContentProperties
+	// Size resizes a page blob (x-ms-blob-content-length): a multiple of 512; shrinking
+	// discards the pages beyond.
+	Size *int64
+	// SequenceAction with SequenceNumber (required for max and update, refused for
+	// increment) changes a page blob's sequence number.
+	SequenceAction SequenceAction
+	SequenceNumber *int64
+	LeaseID        string
+	Conditions     Conditions
+}
+
+// SetBlobProperties sets a blob's content properties, resizes a page blob or changes its
+// sequence number. A blob that was a copy's destination stops reporting the copy.
+func (s *Service) SetBlobProperties(ctx context.Context, p Path, o SetBlobPropertiesOptions) (Blob, error) {
+	if o.Properties != nil && o.Properties.ContentMD5 != nil && len(o.Properties.ContentMD5) != 16 {
+		return Blob{}, azerr.New(azerr.InvalidMD5)
+	}
+	if o.Size != nil {
+		if err := validatePageBlobSize(*o.Size); err != nil {
+			return Blob{}, err
+		}
+	}
+	switch o.SequenceAction {
+	case "":
+	case SequenceMax, SequenceUpdate:
+		if o.SequenceNumber == nil {
+			return Blob{}, azerr.Newf(azerr.MissingRequiredHeader, "A required HTTP header was not specified: x-ms-blob-sequence-number is required by x-ms-sequence-number-action %s.", o.SequenceAction)
+		}
+		if *o.SequenceNumber < 0 {
+			return Blob{}, azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-blob-sequence-number must be 0 to 2^63-1.")
+		}
+	case SequenceIncrement:
+		if o.SequenceNumber != nil {
+			return Blob{}, azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-blob-sequence-number must not be given with x-ms-sequence-number-action increment.")
+		}
+	default:
+		return Blob{}, azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-sequence-number-action %q is not max, update or increment.", o.SequenceAction)
+	}
+	return s.changeBlob(ctx, p, o.LeaseID, o.Conditions, false, func(st *blobState, b *batch) error {
+		if (o.Size != nil || o.SequenceAction != "") && st.b.Type != PageBlob {
+			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-blob-content-length and x-ms-sequence-number-action apply to page blobs only.")
+		}
+		if o.Properties != nil {
+			st.b.Props = *o.Properties
+		}
+		st.b.Copy = nil
+		switch o.SequenceAction {
+		case SequenceMax:
+			st.b.Sequence = max(st.b.Sequence, *o.SequenceNumber)
+		case SequenceUpdate:
+			st.b.Sequence = *o.SequenceNumber
+		case SequenceIncrement:
+			if st.b.Sequence == 1<<63-1 {
+				return azerr.New(azerr.SequenceNumberIncrementTooLarge)
+			}
+			st.b.Sequence++
+		}
+		if o.Size != nil && *o.Size != st.b.Size {
+			if *o.Size < st.b.Size {
+				if err := s.clearPages(ctx, st, *o.Size, st.b.Size, b); err != nil {
+					return err
+				}
+			}
+			st.b.Size = *o.Size
+		}
+		return nil
+	})
+}
+
+// LeaseBlob runs a lease action on a blob (not a snapshot: 400 InvalidOperation). It changes
+// neither ETag nor Last-Modified. Conditions apply as for writes.
+func (s *Service) LeaseBlob(ctx context.Context, p Path, req LeaseRequest, cond Conditions) (LeaseResult, error) {
+	if err := notSnapshot(p); err != nil {
+		return LeaseResult{}, err
+	}
+	if err := req.validate(); err != nil {
+		return LeaseResult{}, err
+	}
+	var out LeaseResult
+	err := s.update(ctx, func() ([]store.Mutation, error) {
+		st, err := s.loadExisting(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.ConditionNotMet); err != nil {
+			return nil, err
+		}
+		next, result, err := st.b.Lease.apply(req, s.Now(), blobLease)
+		if err != nil {
+			return nil, err
+		}
+		st.b.Lease = next
+		result.ETag, result.LastModified = etagOf(st.b.ETag), time.Unix(0, st.b.Modified).UTC()
+		out = result
+		m, err := s.put(&st, &st.b)
+		return m, err
+	})
+	return out, err
+}
+
+// accessTiers are the tiers of a standard account's block blobs.
+var accessTiers = map[string]string{"hot": "Hot", "cool": "Cool", "cold": "Cold", "archive": "Archive"}
+
+// SetBlobTier sets a block blob's (or snapshot's) access tier: Hot, Cool, Cold or Archive
+// (400 InvalidBlobTier otherwise; other blob kinds: 409 InvalidBlobType). The tier is kept
+// and reported; it changes neither ETag nor Last-Modified, and an Archive blob stays readable.
+func (s *Service) SetBlobTier(ctx context.Context, p Path, tier, leaseID string) error {
+	canonical, ok := accessTiers[strings.ToLower(tier)]
+	if !ok {
+		return azerr.Newf(azerr.InvalidBlobTier, "The specified blob tier is invalid. %q is not Hot, Cool, Cold or Archive.", tier)
+	}
+	return s.update(ctx, func() ([]store.Mutation, error) {
+		st, err := s.loadExisting(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if st.key.Row == rowBase {
+			if err := st.b.Lease.checkAccess(s.Now(), leaseID, true, blobLease); err != nil {
+				return nil, err
+			}
+		}
+		if st.b.Type != BlockBlob {
+			return nil, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Access tiers apply to block blobs.")
+		}
+		st.b.Tier = canonical
+		m, err := s.put(&st, &st.b)
+		return m, err
+	})
+}
+
+// ValidateTags applies Azure's index tag rules: at most 10 tags, keys of 1–128 and values of
+// 0–256 characters from a–z, A–Z, 0–9, space and + - . / : = _ (400 InvalidTag).
+func ValidateTags(tags Tags) error {
+	if len(tags) > MaxTags {
+		return azerr.Newf(azerr.InvalidTag, "The tags specified are invalid. A blob has at most %d tags; %d were given.", MaxTags, len(tags))
+	}
+	for k, v := range tags {
+		if len(k) < 1 || len(k) > MaxTagKeyLength || !tagText(k) {
+			return azerr.Newf(azerr.InvalidTag, "The tags specified are invalid. Tag keys are 1 to %d characters from a-z, A-Z, 0-9, space and +-./:=_; %q is not.", MaxTagKeyLength, k)
+		}
+		if len(v) > MaxTagValueLength || !tagText(v) {
+			return azerr.Newf(azerr.InvalidTag, "The tags specified are invalid. Tag values are 0 to %d characters from a-z, A-Z, 0-9, space and +-./:=_; %q is not.", MaxTagValueLength, v)
+		}
+	}
+	return nil
+}
+
+func tagText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" +-./:=_", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// SetBlobTags replaces a blob's index tags. Tags change neither ETag nor Last-Modified. A
+// lease id is optional but must match when given; ifTags (x-ms-if-tags) must hold for the
+// tags the blob has.
+func (s *Service) SetBlobTags(ctx context.Context, p Path, tags Tags, leaseID, ifTags string) error {
+	if err := ValidateTags(tags); err != nil {
+		return err
+	}
+	return s.update(ctx, func() ([]store.Mutation, error) {
+		st, err := s.loadExisting(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if st.key.Row == rowBase {
+			if err := st.b.Lease.checkAccess(s.Now(), leaseID, false, blobLease); err != nil {
+				return nil, err
+			}
+		}
+		if ok, err := (Conditions{IfTags: ifTags}).tagsHold(st.b.Tags); err != nil || !ok {
+			if err == nil {
+				err = azerr.New(azerr.ConditionNotMet)
+			}
+			return nil, err
+		}
+		st.b.Tags = tags
+		m, err := s.put(&st, &st.b)
+		return m, err
+	})
+}

@@ -1,0 +1,416 @@
+package blob
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/store"
+	"github.com/tabula-dev/tabula/internal/uuid"
+)
+
+// Copies within an account. The destination gets its own content whose pieces refer to the
+// source's objects, so no byte is copied (except a small blob's inline bytes); every copy
+// commit is conditioned on the source record it read, which keeps those objects referenced
+// until the destination's own references are written. Copies complete before they are
+// acknowledged, so no copy is ever pending.
+
+// SourceOptions are a copy source's x-ms-source-lease-id and x-ms-source-if-* conditions
+// (unmet: 412 SourceConditionNotMet).
+type SourceOptions struct {
+	LeaseID    string
+	Conditions Conditions
+}
+
+// loadSource reads a copy's source for a copy into dst: a source that cannot be read (not in
+// dst's account, missing container or blob) is 404 CannotVerifyCopySource, as the real
+// service answers.
+func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions) (blobState, error) {
+	if src.Account != dst.Account {
+		return blobState{}, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source must be a blob of account %s.", dst.Account)
+	}
+	st, err := s.loadExisting(ctx, src)
+	var e *azerr.Error
+	if errors.As(err, &e) && (e.Code == azerr.BlobNotFound || e.Code == azerr.ContainerNotFound) {
+		return blobState{}, azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist. (The copy source %s/%s was not found.)", src.Container, src.Name)
+	}
+	if err != nil {
+		return blobState{}, err
+	}
+	if st.key.Row == rowBase {
+		if err := st.b.Lease.checkAccess(s.Now(), o.LeaseID, false, blobLease); err != nil {
+			return blobState{}, err
+		}
+	}
+	err = o.Conditions.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.SourceConditionNotMet)
+	return st, err
+}
+
+// CopyOptions is one Copy Blob request besides its source.
+type CopyOptions struct {
+	// SourceURL is x-ms-copy-source as sent, reported back as x-ms-copy-source.
+	SourceURL string
+	Source    SourceOptions
+	// Metadata, when not nil, replaces the source's.
+	Metadata   Metadata
+	Tags       Tags
+	Tier       string
+	LeaseID    string
+	Conditions Conditions
+}
+
+// CopyBlob copies src (a blob or snapshot of dst's account) over dst: type, bytes, content
+// properties and metadata (o.Metadata instead when not nil). It completes before returning:
+// the result's Copy says success. dst keeps its creation time and held lease (whose id the
+// request must carry); If-None-Match: * on an existing dst is 409 BlobAlreadyExists.
+func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (Blob, error) {
+	if err := notSnapshot(dst); err != nil {
+		return Blob{}, err
+	}
+	if o.Metadata != nil {
+		if err := o.Metadata.Validate(); err != nil {
+			return Blob{}, err
+		}
+	}
+	if err := ValidateTags(o.Tags); err != nil {
+		return Blob{}, err
+	}
+	tier, err := canonicalTier(o.Tier)
+	if err != nil {
+		return Blob{}, err
+	}
+	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
+		next, err := s.duplicate(ctx, &srcSt.b, true, b)
+		if err != nil {
+			return next, err
+		}
+		if o.Metadata != nil {
+			next.Metadata = o.Metadata
+		}
+		next.Tags, next.Tier, next.Sealed = o.Tags, tier, false
+		if next.Type != BlockBlob {
+			next.Tier = ""
+		}
+		next.Copy = &CopyState{
+			ID:             uuid.New(),
+			Source:         o.SourceURL,
+			Status:         "success",
+			Progress:       fmt.Sprintf("%d/%d", srcSt.b.Size, srcSt.b.Size),
+			CompletionTime: now.UTC(),
+		}
+		return next, nil
+	})
+}
+
+func canonicalTier(tier string) (string, error) {
+	if tier == "" {
+		return "", nil
+	}
+	t, ok := accessTiers[lower(tier)]
+	if !ok {
+		return "", azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-access-tier %q is not Hot, Cool, Cold or Archive.", tier)
+	}
+	return t, nil
+}
+
+// copyInto replaces dst with what build makes of the source, as Put Blob replaces a blob.
+func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions, leaseID string, cond Conditions,
+	build func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error)) (Blob, error) {
+	var out Blob
+	err := s.update(ctx, func() ([]store.Mutation, error) {
+		srcSt, err := s.loadSource(ctx, dst, src, so)
+		if err != nil {
+			return nil, err
+		}
+		st, err := s.loadBlob(ctx, dst)
+		if err != nil {
+			return nil, err
+		}
+		now := s.Now()
+		if err := s.checkWriteAccess(&st, leaseID, cond, create, now); err != nil {
+			return nil, err
+		}
+		var b batch
+		b.add(unchanged(srcSt.key, srcSt.rec))
+		next, err := build(ctx, &srcSt, &b, now)
+		if err != nil {
+			return nil, err
+		}
+		srec, staging, err := s.loadStaging(ctx, &st)
+		if err != nil {
+			return nil, err
+		}
+		s.retireStaging(&st, srec, staging, &b)
+		next.Created, next.Lease, next.ETag = now.UnixNano(), lease{}, 0
+		if err := s.keepReplaced(ctx, &st, next.Type, now, &b); err != nil {
+			return nil, err
+		}
+		if st.exists() {
+			next.Created = st.b.Created
+			next.Lease = st.b.Lease.afterWrite(now)
+			next.ETag = st.b.ETag
+		}
+		s.touchBlob(&next)
+		m, err := s.put(&st, &next)
+		if err != nil {
+			return nil, err
+		}
+		b.add(m...) // a copy onto itself replaces the source condition with this write
+		st.b = next
+		out = st.public(dst, now)
+		return b.m, nil
+	})
+	return out, err
+}
+
+// AbortCopy aborts a pending copy into p. Copies here complete before they are
+// acknowledged, so after the lease check (a destination with an infinite lease needs its id;
+// one with a fixed lease is 412 InfiniteLeaseDurationRequired) there is never one to abort:
+// 409 NoPendingCopyOperation. copyID must be a GUID (400 InvalidQueryParameterValue).
+func (s *Service) AbortCopy(ctx context.Context, p Path, copyID, leaseID string) error {
+	if !validLeaseID(copyID) {
+		return azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid. copyid needs to be valid Guid.")
+	}
+	if err := notSnapshot(p); err != nil {
+		return err
+	}
+	st, err := s.loadExisting(ctx, p)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
+		return err
+	}
+	if l := st.b.Lease.at(now); l.held() && l.Seconds != InfiniteLease {
+		return azerr.New(azerr.InfiniteLeaseDurationRequired)
+	}
+	return azerr.New(azerr.NoPendingCopyOperation)
+}
+
+// PutBlobFromURLOptions is one Put Blob From URL request besides its source.
+type PutBlobFromURLOptions struct {
+	Source SourceOptions
+	// SourceMD5 (x-ms-source-content-md5), when set, must be the MD5 of the source's bytes.
+	SourceMD5 []byte
+	// Properties, when not nil, are stored instead of the source's content properties
+	// (x-ms-copy-source-blob-properties: false, or explicit x-ms-blob-* headers).
+	Properties *ContentProperties
+	Metadata   Metadata
+	Tags       Tags
+	Tier       string
+	LeaseID    string
+	Conditions Conditions
+}
+
+// PutBlobFromURL replaces dst with a block blob holding the bytes of src (a blob or snapshot
+// of the same account, of any kind, at most 5,000 MiB), as Put Blob would with those bytes as
+// its body: no committed blocks, metadata from the request, content properties from the
+// source unless given.
+func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFromURLOptions) (Blob, error) {
+	put := PutBlobOptions{Type: BlockBlob, Metadata: o.Metadata, Tags: o.Tags, Tier: o.Tier}
+	if o.Properties != nil {
+		put.Properties = *o.Properties
+	}
+	if err := s.validatePut(dst, 0, &put); err != nil {
+		return Blob{}, err
+	}
+	if o.SourceMD5 != nil && len(o.SourceMD5) != md5.Size {
+		return Blob{}, azerr.New(azerr.InvalidMD5)
+	}
+	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
+		if srcSt.b.Size > MaxPutBlobSize {
+			return blobRecord{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The copy source has %d bytes; Put Blob From URL takes at most %d.", srcSt.b.Size, int64(MaxPutBlobSize))
+		}
+		if o.SourceMD5 != nil {
+			if err := s.checkSourceMD5(ctx, &srcSt.b, 0, srcSt.b.Size, o.SourceMD5); err != nil {
+				return blobRecord{}, err
+			}
+		}
+		next, err := s.duplicate(ctx, &srcSt.b, false, b)
+		if err != nil {
+			return next, err
+		}
+		next.Type, next.Sequence, next.Sealed, next.Copy = BlockBlob, 0, false, nil
+		next.Metadata, next.Tags, next.Tier = put.Metadata, put.Tags, put.Tier
+		if o.Properties != nil {
+			next.Props = put.Properties
+		}
+		return next, nil
+	})
+}
+
+// checkSourceMD5 reads n bytes of b from off and compares their MD5 with want.
+func (s *Service) checkSourceMD5(ctx context.Context, b *blobRecord, off, n int64, want []byte) error {
+	body := s.contentBody(ctx, b, off, n)
+	defer body.Close()
+	h := md5.New()
+	if _, err := io.Copy(h, body); err != nil {
+		return err
+	}
+	if !bytes.Equal(h.Sum(nil), want) {
+		return azerr.Newf(azerr.MD5Mismatch, "The MD5 value specified in the request did not match with the MD5 value calculated by the server. (x-ms-source-content-md5 is not the MD5 of the source range.)")
+	}
+	return nil
+}
+
+// sourceRange resolves a *From URL operation's x-ms-source-range (nil: the whole source)
+// against the source's size: 416 InvalidRange when it starts beyond it.
+func sourceRange(r *ByteRange, size int64) (off, n int64, err error) {
+	if r == nil {
+		return 0, size, nil
+	}
+	if r.Start >= size {
+		return 0, 0, azerr.Newf(azerr.InvalidRange, "The range specified is invalid for the current size of the resource. The source range starts at %d; the source has %d bytes.", r.Start, size)
+	}
+	end := size
+	if r.End >= 0 {
+		end = min(end, r.End+1)
+	}
+	return r.Start, end - r.Start, nil
+}
+
+// errSourceChanged says the source changed between reading its bytes and committing.
+var errSourceChanged = errors.New("blob: copy source changed")
+
+// fromURL runs a *From URL operation on n bytes of src from off: it reads the source's pieces
+// (a small source's inline bytes become a new object), then commit builds the destination's
+// mutations from them; the commit is conditioned on the source as read, and starts over
+// should the source change in between.
+func (s *Service) fromURL(ctx context.Context, dst, src Path, so SourceOptions, r *ByteRange, sourceMD5 []byte,
+	commit func(pieces []piece, u *upload, guard func(*batch) error) error) error {
+	for range maxCommitAttempts {
+		srcSt, err := s.loadSource(ctx, dst, src, so)
+		if err != nil {
+			return err
+		}
+		off, n, err := sourceRange(r, srcSt.b.Size)
+		if err != nil {
+			return err
+		}
+		if sourceMD5 != nil {
+			if err := s.checkSourceMD5(ctx, &srcSt.b, off, n, sourceMD5); err != nil {
+				return err
+			}
+		}
+		var pieces []piece
+		var u *upload
+		if srcSt.b.Content == "" {
+			if n > 0 {
+				got, err := s.receive(ctx, bytes.NewReader(srcSt.b.data[off:off+n]), n, Checksums{}, false)
+				if err != nil {
+					return err
+				}
+				u = &got
+				pieces = []piece{got.piece}
+			}
+		} else if pieces, err = s.contentPieces(ctx, &srcSt.b, off, n); err != nil {
+			return err
+		}
+		guard := func(b *batch) error {
+			cur, err := s.get(ctx, srcSt.key)
+			if err != nil {
+				return err
+			}
+			if cur == nil || cur.Version != srcSt.rec.Version {
+				return errSourceChanged
+			}
+			b.add(unchanged(srcSt.key, cur))
+			return nil
+		}
+		err = commit(pieces, u, guard)
+		if u != nil {
+			if errors.Is(err, errSourceChanged) {
+				s.discard(u)
+			} else {
+				s.discardUnless(err, u)
+			}
+		}
+		if !errors.Is(err, errSourceChanged) {
+			return err
+		}
+	}
+	return azerr.Newf(azerr.ServerBusy, "The copy source is being written by too many clients at once. Please retry your request.")
+}
+
+// BlockFromURLOptions is one Put Block From URL request besides its source.
+type BlockFromURLOptions struct {
+	Source    SourceOptions
+	SourceMD5 []byte
+	LeaseID   string
+}
+
+// PutBlockFromURL stages block id of dst with the bytes of src in r (nil: all of it), as Put
+// Block would with those bytes as its body.
+func (s *Service) PutBlockFromURL(ctx context.Context, dst Path, id []byte, src Path, r *ByteRange, o BlockFromURLOptions) error {
+	if err := notSnapshot(dst); err != nil {
+		return err
+	}
+	if err := validateBlockID(id); err != nil {
+		return err
+	}
+	return s.fromURL(ctx, dst, src, o.Source, r, o.SourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {
+		if n := piecesLen(pieces); n == 0 || n > MaxBlockSize {
+			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. A block is 1 to %d bytes; the source range has %d.", int64(MaxBlockSize), n)
+		}
+		return s.update(ctx, func() ([]store.Mutation, error) {
+			var b batch
+			if err := guard(&b); err != nil {
+				return nil, err
+			}
+			m, err := s.stageBlock(ctx, dst, id, pieces, o.LeaseID)
+			if err != nil {
+				return nil, err
+			}
+			b.add(m...)
+			return b.m, nil
+		})
+	})
+}
+
+// AppendBlockFromURL appends the bytes of src in r (nil: all of it) to dst, as Append Block
+// would with those bytes as its body.
+func (s *Service) AppendBlockFromURL(ctx context.Context, dst, src Path, r *ByteRange, so SourceOptions, sourceMD5 []byte, o AppendBlockOptions) (AppendResult, error) {
+	if err := notSnapshot(dst); err != nil {
+		return AppendResult{}, err
+	}
+	var out AppendResult
+	err := s.fromURL(ctx, dst, src, so, r, sourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {
+		if n := piecesLen(pieces); n == 0 || n > MaxAppendBlockSize {
+			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. An appended block is 1 to %d bytes; the source range has %d.", MaxAppendBlockSize, n)
+		}
+		var err error
+		out, err = s.appendPieces(ctx, dst, pieces, u, &o, guard)
+		return err
+	})
+	return out, err
+}
+
+// PutPagesFromURL writes the pages of r in dst with the bytes of src in sr, which must have
+// the same length, as Put Page would with those bytes as its body.
+func (s *Service) PutPagesFromURL(ctx context.Context, dst Path, r ByteRange, src Path, sr ByteRange, so SourceOptions, sourceMD5 []byte, o PageWriteOptions) (Blob, error) {
+	if err := notSnapshot(dst); err != nil {
+		return Blob{}, err
+	}
+	if err := validatePageRange(r); err != nil {
+		return Blob{}, err
+	}
+	if r.End-r.Start+1 > MaxPutPageSize {
+		return Blob{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes for Put Page.", MaxPutPageSize)
+	}
+	var out Blob
+	err := s.fromURL(ctx, dst, src, so, &sr, sourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {
+		if n := piecesLen(pieces); n != r.End-r.Start+1 {
+			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. The source range has %d bytes; the page range %d.", n, r.End-r.Start+1)
+		}
+		var err error
+		out, err = s.writePages(ctx, dst, r, pieces, u, &o, guard)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,427 @@
+package blobhttp
+
+import (
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/server"
+)
+
+// blobType reads x-ms-blob-type.
+func blobType(h http.Header) (blob.BlobType, error) {
+	v := h.Get("x-ms-blob-type")
+	for _, t := range []blob.BlobType{blob.BlockBlob, blob.PageBlob, blob.AppendBlob} {
+		if strings.EqualFold(v, string(t)) {
+			return t, nil
+		}
+	}
+	if v == "" {
+		return "", missingHeader("x-ms-blob-type")
+	}
+	return "", invalidHeader("x-ms-blob-type", v, "not BlockBlob, PageBlob or AppendBlob")
+}
+
+func (s *Server) putBlob(rq *request) error {
+	h := rq.R.Header
+	size, err := contentLength(rq)
+	if err != nil {
+		return err
+	}
+	o := blob.PutBlobOptions{LeaseID: leaseID(h), Conditions: conditions(h, ""), Metadata: metadata(h), Tier: h.Get("x-ms-access-tier")}
+	if o.Type, err = blobType(h); err != nil {
+		return err
+	}
+	if o.Properties, _, err = blobProperties(h, true); err != nil {
+		return err
+	}
+	if o.Tags, err = tags(h); err != nil {
+		return err
+	}
+	if o.Checksums, err = checksums(h); err != nil {
+		return err
+	}
+	if o.Type == blob.PageBlob {
+		n, err := int64Header(h, "x-ms-blob-content-length")
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			return missingHeader("x-ms-blob-content-length")
+		}
+		o.PageBlobSize = *n
+		seq, err := int64Header(h, "x-ms-blob-sequence-number")
+		if err != nil {
+			return err
+		}
+		if seq != nil {
+			o.SequenceNumber = *seq
+		}
+	} else if h.Get("x-ms-blob-content-length") != "" {
+		return invalidHeader("x-ms-blob-content-length", h.Get("x-ms-blob-content-length"), "only page blobs take a size")
+	}
+	if err := bodyLimit(rq, "Put Blob", size); err != nil {
+		return err
+	}
+	b, sums, err := s.svc.PutBlob(rq.ctx, rq.path(), rq.R.Body, size, o)
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	if o.Type == blob.BlockBlob {
+		setChecksums(out, sums, true)
+	}
+	out["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusCreated)
+}
+
+// copySource resolves x-ms-copy-source into a blob of this server, authorized for reading:
+// by the SAS the URL carries, else by the request's own credential (blob.md §11.1). A URL
+// naming another account, or none, is 404 CannotVerifyCopySource.
+func (s *Server) copySource(rq *request) (blob.Path, error) {
+	raw := rq.R.Header.Get("x-ms-copy-source")
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return blob.Path{}, invalidHeader("x-ms-copy-source", raw, "not an absolute URL")
+	}
+	host := u.Hostname()
+	path := u.EscapedPath()
+	account := ""
+	if label, _, ok := strings.Cut(host, "."); ok {
+		account, _ = server.HostedAccount(s.auth, label)
+	}
+	if account == "" {
+		seg, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+		account, _ = server.HostedAccount(s.auth, seg)
+		path = "/" + rest
+	}
+	if account != rq.Account {
+		return blob.Path{}, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not a blob of account %s.", raw, rq.Account)
+	}
+	src := &request{Request: server.Request{Path: path}}
+	if err := parsePath(src); err != nil || src.blob == "" {
+		return blob.Path{}, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s names no blob.", raw)
+	}
+	q := u.Query()
+	p := blob.Path{Account: account, Container: src.container, Name: src.blob, Snapshot: q.Get("snapshot")}
+	grant, op := rq.grant, auth.OpReadCopySourceBlob
+	if q.Has("sig") {
+		decoded, _ := url.PathUnescape(path)
+		grant, err = s.auth.Authenticate(rq.ctx, &auth.Request{
+			Service: auth.Blob, Method: http.MethodGet, RawPath: u.EscapedPath(), Query: q, Header: http.Header{},
+			Account: account, Path: decoded, Secure: u.Scheme == "https", TLSOffered: server.TLSOffered(rq.ctx),
+			ClientIP: server.ClientIP(rq.R),
+		})
+		if err != nil {
+			return blob.Path{}, sourceRefused(err)
+		}
+		op = auth.OpGetBlob
+	}
+	t := auth.Target{Name: p.Container, Blob: p.Name}
+	if grant.Anonymous() || q.Has("sig") {
+		if c, err := s.svc.GetContainer(rq.ctx, account, p.Container, ""); err == nil {
+			t.PublicAccess = string(c.PublicAccess)
+		}
+	}
+	if err := grant.Authorize(op, t); err != nil {
+		return blob.Path{}, sourceRefused(err)
+	}
+	return p, nil
+}
+
+// sourceRefused is a copy source the credential cannot read: CannotVerifyCopySource with the
+// status the source's own refusal had.
+func sourceRefused(err error) error {
+	e := azerr.As(err)
+	out := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s", e.Message)
+	out.Status = e.Status
+	return out
+}
+
+func (s *Server) sourceOptions(h http.Header) blob.SourceOptions {
+	return blob.SourceOptions{LeaseID: h.Get("x-ms-source-lease-id"), Conditions: conditions(h, "x-ms-source-")}
+}
+
+func (s *Server) copyBlob(rq *request) error {
+	h := rq.R.Header
+	src, err := s.copySource(rq)
+	if err != nil {
+		return err
+	}
+	o := blob.CopyOptions{
+		SourceURL: h.Get("x-ms-copy-source"), Source: s.sourceOptions(h),
+		Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, ""),
+	}
+	if o.Tags, err = tags(h); err != nil {
+		return err
+	}
+	b, err := s.svc.CopyBlob(rq.ctx, rq.path(), src, o)
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	out["x-ms-copy-id"] = []string{b.Copy.ID}
+	out["x-ms-copy-status"] = []string{b.Copy.Status}
+	return rq.done(http.StatusAccepted)
+}
+
+func (s *Server) putBlobFromURL(rq *request) error {
+	h := rq.R.Header
+	src, err := s.copySource(rq)
+	if err != nil {
+		return err
+	}
+	o := blob.PutBlobFromURLOptions{Source: s.sourceOptions(h), Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
+		return err
+	}
+	if o.Tags, err = tags(h); err != nil {
+		return err
+	}
+	props, sent, err := blobProperties(h, false)
+	if err != nil {
+		return err
+	}
+	if sent || strings.EqualFold(h.Get("x-ms-copy-source-blob-properties"), "false") {
+		o.Properties = &props
+	}
+	b, err := s.svc.PutBlobFromURL(rq.ctx, rq.path(), src, o)
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	setChecksums(out, blob.Checksums{MD5: b.Properties.ContentMD5}, true)
+	out["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusCreated)
+}
+
+// responseOverrides applies a SAS's rscc, rscd, rsce, rscl and rsct (blob.md §6.3).
+func responseOverrides(rq *request, h http.Header) {
+	if !rq.Query.Has("sig") {
+		return
+	}
+	for param, header := range map[string]string{"rscc": "Cache-Control", "rscd": "Content-Disposition", "rsce": "Content-Encoding", "rscl": "Content-Language", "rsct": "Content-Type"} {
+		if v := rq.Query.Get(param); v != "" {
+			h[header] = []string{v}
+		}
+	}
+}
+
+func (s *Server) getBlob(rq *request) error {
+	h := rq.R.Header
+	o := blob.GetBlobOptions{
+		LeaseID: leaseID(h), Conditions: conditions(h, ""),
+		RangeMD5:   strings.EqualFold(h.Get("x-ms-range-get-content-md5"), "true"),
+		RangeCRC64: strings.EqualFold(h.Get("x-ms-range-get-content-crc64"), "true"),
+	}
+	if r, ok := byteRange(h); ok {
+		o.Range = &r
+	}
+	d, err := s.svc.GetBlob(rq.ctx, rq.path(), o)
+	if err != nil {
+		return err
+	}
+	defer d.Body.Close()
+	out := rq.W.Header()
+	setBlobHeaders(out, &d.Blob)
+	responseOverrides(rq, out)
+	out["Content-Length"] = []string{strconv.FormatInt(d.Count, 10)}
+	status := http.StatusOK
+	md5 := d.Blob.Properties.ContentMD5
+	if d.Partial {
+		status = http.StatusPartialContent
+		out["Content-Range"] = []string{"bytes " + strconv.FormatInt(d.Offset, 10) + "-" + strconv.FormatInt(d.Offset+d.Count-1, 10) + "/" + strconv.FormatInt(d.Blob.Size, 10)}
+		if md5 != nil {
+			out["x-ms-blob-content-md5"] = []string{base64.StdEncoding.EncodeToString(md5)}
+		}
+		md5 = d.RangeMD5
+	}
+	setChecksums(out, blob.Checksums{MD5: md5, CRC64: d.RangeCRC64}, true)
+	rq.W.WriteHeader(status)
+	// A failure while streaming cannot change the status any more: the connection is cut,
+	// and the client sees a short body.
+	if _, err := io.Copy(rq.W, d.Body); err != nil {
+		rq.log.Warn("blob download cut short", "request_id", rq.ID, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+func (s *Server) getBlobProperties(rq *request) error {
+	h := rq.R.Header
+	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(h), conditions(h, ""))
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setBlobHeaders(out, &b)
+	responseOverrides(rq, out)
+	setChecksums(out, blob.Checksums{MD5: b.Properties.ContentMD5}, true)
+	out["Content-Length"] = []string{strconv.FormatInt(b.Size, 10)}
+	rq.W.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) getBlobMetadata(rq *request) error {
+	h := rq.R.Header
+	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(h), conditions(h, ""))
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	setMetadata(out, b.Metadata)
+	return rq.done(http.StatusOK)
+}
+
+func (s *Server) setBlobMetadata(rq *request) error {
+	h := rq.R.Header
+	b, err := s.svc.SetBlobMetadata(rq.ctx, rq.path(), metadata(h), leaseID(h), conditions(h, ""))
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	out["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusOK)
+}
+
+func (s *Server) setBlobProperties(rq *request) error {
+	h := rq.R.Header
+	o := blob.SetBlobPropertiesOptions{LeaseID: leaseID(h), Conditions: conditions(h, ""), SequenceAction: blob.SequenceAction(strings.ToLower(h.Get("x-ms-sequence-number-action")))}
+	props, sent, err := blobProperties(h, false)
+	if err != nil {
+		return err
+	}
+	if sent {
+		o.Properties = &props
+	}
+	if o.Size, err = int64Header(h, "x-ms-blob-content-length"); err != nil {
+		return err
+	}
+	if o.SequenceNumber, err = int64Header(h, "x-ms-blob-sequence-number"); err != nil {
+		return err
+	}
+	b, err := s.svc.SetBlobProperties(rq.ctx, rq.path(), o)
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	if b.Type == blob.PageBlob {
+		out["x-ms-blob-sequence-number"] = []string{strconv.FormatInt(b.SequenceNumber, 10)}
+	}
+	return rq.done(http.StatusOK)
+}
+
+func (s *Server) deleteBlob(rq *request) error {
+	h := rq.R.Header
+	if rq.Query.Has("deletetype") {
+		// Permanent deletion of soft-deleted snapshots (AllowPermanentDelete) is not served:
+		// its refusals' codes are undocumented. A clear refusal beats deleting otherwise
+		// than asked.
+		e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: deletetype=%q is not supported by this server.", rq.Query.Get("deletetype"))
+		e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: "deletetype"}, {Name: "QueryParameterValue", Value: rq.Query.Get("deletetype")}}
+		return e
+	}
+	d, err := blob.ParseDeleteSnapshots(h.Get("x-ms-delete-snapshots"))
+	if err != nil {
+		return err
+	}
+	if err := s.svc.DeleteBlob(rq.ctx, rq.path(), d, leaseID(h), conditions(h, "")); err != nil {
+		return err
+	}
+	return rq.done(http.StatusAccepted)
+}
+
+func (s *Server) leaseBlob(rq *request) error {
+	req, err := leaseRequest(rq.R.Header)
+	if err != nil {
+		return err
+	}
+	r, err := s.svc.LeaseBlob(rq.ctx, rq.path(), req, conditions(rq.R.Header, ""))
+	if err != nil {
+		return err
+	}
+	return answerLease(rq, req.Action, r)
+}
+
+func (s *Server) snapshotBlob(rq *request) error {
+	h := rq.R.Header
+	snap, b, err := s.svc.SnapshotBlob(rq.ctx, rq.path(), metadata(h), leaseID(h), conditions(h, ""))
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	out["x-ms-snapshot"] = []string{snap}
+	out["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusCreated)
+}
+
+func (s *Server) abortCopy(rq *request) error {
+	h := rq.R.Header
+	if !strings.EqualFold(h.Get("x-ms-copy-action"), "abort") {
+		return invalidHeader("x-ms-copy-action", h.Get("x-ms-copy-action"), "must be abort")
+	}
+	if err := s.svc.AbortCopy(rq.ctx, rq.path(), rq.Query.Get("copyid"), leaseID(h)); err != nil {
+		return err
+	}
+	return rq.done(http.StatusNoContent)
+}
+
+func (s *Server) setBlobTier(rq *request) error {
+	h := rq.R.Header
+	tier := h.Get("x-ms-access-tier")
+	if tier == "" {
+		return missingHeader("x-ms-access-tier")
+	}
+	if err := s.svc.SetBlobTier(rq.ctx, rq.path(), tier, leaseID(h)); err != nil {
+		return err
+	}
+	return rq.done(http.StatusOK)
+}
+
+func (s *Server) getBlobTags(rq *request) error {
+	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(rq.R.Header), blob.Conditions{IfTags: rq.R.Header.Get("x-ms-if-tags")})
+	if err != nil {
+		return err
+	}
+	w := newXML()
+	w.tags(b.Tags)
+	return rq.writeXML(http.StatusOK, w.Bytes())
+}
+
+// maxTagsBody bounds a Set Blob Tags body.
+const maxTagsBody = 64 << 10
+
+func (s *Server) setBlobTags(rq *request) error {
+	body, err := readXMLBody(rq, maxTagsBody)
+	if err != nil {
+		return err
+	}
+	t, err := parseTags(body)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.SetBlobTags(rq.ctx, rq.path(), t, leaseID(rq.R.Header), rq.R.Header.Get("x-ms-if-tags")); err != nil {
+		return err
+	}
+	return rq.done(http.StatusNoContent)
+}
+
+func (s *Server) undeleteBlob(rq *request) error {
+	if err := s.svc.UndeleteBlob(rq.ctx, rq.path()); err != nil {
+		return err
+	}
+	return rq.done(http.StatusOK)
+}

@@ -1,0 +1,177 @@
+package blobhttp
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/blob"
+)
+
+// blockID reads the blockid query parameter: base64 (400 InvalidQueryParameterValue
+// otherwise, as Azurite answers; the REST reference names InvalidBlockId).
+func blockID(rq *request) ([]byte, error) {
+	v := rq.Query.Get("blockid")
+	if v == "" {
+		e := azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: blockid.")
+		e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: "blockid"}}
+		return nil, e
+	}
+	id, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: blockid %q is not base64.", v)
+		e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: "blockid"}, {Name: "QueryParameterValue", Value: v}}
+		return nil, e
+	}
+	return id, nil
+}
+
+func (s *Server) putBlock(rq *request) error {
+	h := rq.R.Header
+	id, err := blockID(rq)
+	if err != nil {
+		return err
+	}
+	size, err := contentLength(rq)
+	if err != nil {
+		return err
+	}
+	if err := bodyLimit(rq, "Put Block", size); err != nil {
+		return err
+	}
+	sent, err := checksums(h)
+	if err != nil {
+		return err
+	}
+	sums, err := s.svc.PutBlock(rq.ctx, rq.path(), id, rq.R.Body, size, leaseID(h), sent)
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setChecksums(out, sums, sent.MD5 != nil)
+	out["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusCreated)
+}
+
+// sourceRange reads x-ms-source-range (nil when absent).
+func sourceRange(h http.Header) (*blob.ByteRange, error) {
+	v := h.Get("x-ms-source-range")
+	if v == "" {
+		return nil, nil
+	}
+	r, ok := blob.ParseRange(v)
+	if !ok {
+		return nil, invalidHeader("x-ms-source-range", v, "not bytes=start-end")
+	}
+	return &r, nil
+}
+
+func (s *Server) putBlockFromURL(rq *request) error {
+	h := rq.R.Header
+	id, err := blockID(rq)
+	if err != nil {
+		return err
+	}
+	src, err := s.copySource(rq)
+	if err != nil {
+		return err
+	}
+	r, err := sourceRange(h)
+	if err != nil {
+		return err
+	}
+	o := blob.BlockFromURLOptions{Source: s.sourceOptions(h), LeaseID: leaseID(h)}
+	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
+		return err
+	}
+	if err := s.svc.PutBlockFromURL(rq.ctx, rq.path(), id, src, r, o); err != nil {
+		return err
+	}
+	rq.W.Header()["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusCreated)
+}
+
+// maxBlockListBody bounds a Put Block List body: 50,000 entries of 64-byte ids, base64, in
+// their elements, with room to spare.
+const maxBlockListBody = 16 << 20
+
+func (s *Server) putBlockList(rq *request) error {
+	h := rq.R.Header
+	body, err := readXMLBody(rq, maxBlockListBody)
+	if err != nil {
+		return err
+	}
+	sent, err := checksums(h)
+	if err != nil {
+		return err
+	}
+	sums := blob.ChecksumsOf(body)
+	if err := sums.Verify(sent); err != nil {
+		return err
+	}
+	list, err := parseBlockList(body)
+	if err != nil {
+		return err
+	}
+	o := blob.CommitBlockListOptions{Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	if o.Properties, _, err = blobProperties(h, false); err != nil {
+		return err
+	}
+	if o.Tags, err = tags(h); err != nil {
+		return err
+	}
+	b, err := s.svc.PutBlockList(rq.ctx, rq.path(), list, o)
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	setChecksums(out, sums, sent.MD5 != nil)
+	out["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusCreated)
+}
+
+func (s *Server) getBlockList(rq *request) error {
+	which := blob.BlockListType(rq.Query.Get("blocklisttype"))
+	if which == "" {
+		which = blob.CommittedBlocks
+	}
+	l, err := s.svc.GetBlockList(rq.ctx, rq.path(), which, leaseID(rq.R.Header))
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	var size int64
+	for _, b := range l.Committed {
+		size += b.Size
+	}
+	if l.Blob != nil {
+		setETag(out, l.Blob.ETag, l.Blob.LastModified)
+		size = l.Blob.Size
+	}
+	out["x-ms-blob-content-length"] = []string{strconv.FormatInt(size, 10)}
+	w := newXML()
+	w.open("BlockList")
+	list := func(name string, blocks []blob.Block) {
+		if blocks == nil {
+			return
+		}
+		if len(blocks) == 0 {
+			w.WriteString("<" + name + " />")
+			return
+		}
+		w.open(name)
+		for _, b := range blocks {
+			w.open("Block")
+			w.elem("Name", base64.StdEncoding.EncodeToString(b.ID))
+			w.elem("Size", strconv.FormatInt(b.Size, 10))
+			w.close("Block")
+		}
+		w.close(name)
+	}
+	list("CommittedBlocks", l.Committed)
+	list("UncommittedBlocks", l.Uncommitted)
+	w.close("BlockList")
+	return rq.writeXML(http.StatusOK, w.Bytes())
+}

@@ -1,0 +1,110 @@
+package blobhttp_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+)
+
+// The root container: $root by name, and /name as /$root/name.
+func TestSDKRootContainer(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		root := e.container("$root")
+		if _, err := root.NewBlockBlobClient("hello.txt").Upload(t.Context(), streaming.NopCloser(strings.NewReader("hi")), nil); err != nil {
+			t.Fatal(err)
+		}
+		r := newRaw(e)
+		resp := r.do(http.MethodGet, "/hello.txt", nil, nil)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(body) != "hi" {
+			t.Fatalf("GET /hello.txt: %d %q", resp.StatusCode, body)
+		}
+		resp = r.do(http.MethodPut, "/implicit.txt", map[string]string{"x-ms-blob-type": "BlockBlob"}, strings.NewReader("implicit"))
+		if resp.StatusCode != 201 {
+			t.Fatalf("PUT /implicit.txt: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+		}
+		got, err := root.NewBlobClient("implicit.txt").DownloadStream(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(got.Body)
+		got.Body.Close()
+		if string(body) != "implicit" {
+			t.Fatalf("$root/implicit.txt reads %q", body)
+		}
+		if resp := r.do(http.MethodGet, "/nothing", nil, nil); resp.StatusCode != 404 || resp.Header.Get("x-ms-error-code") != "BlobNotFound" {
+			t.Fatalf("GET /nothing: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+		}
+	})
+}
+
+// Names holding characters XML cannot carry (U+FFFE, U+FFFF) are stored and listed, as blobs
+// and as prefixes, in <Name Encoded="true">, which the SDK decodes.
+func TestSDKNamesXMLCannotCarry(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c := e.container("odd")
+		names := []string{"dir\uffff1/a b.txt", "file\ufffe.blob", "plain+name"}
+		for _, n := range names {
+			if _, err := c.NewBlockBlobClient(n).Upload(t.Context(), streaming.NopCloser(strings.NewReader(n)), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var flat []string
+		for pager := c.NewListBlobsFlatPager(nil); pager.More(); {
+			page, err := pager.NextPage(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range page.Segment.BlobItems {
+				flat = append(flat, *b.Name)
+			}
+		}
+		if fmt.Sprintf("%q", flat) != fmt.Sprintf("%q", names) {
+			t.Fatalf("flat listing %q, want %q", flat, names)
+		}
+		var tree []string
+		for pager := c.NewListBlobsHierarchyPager("/", &container.ListBlobsHierarchyOptions{}); pager.More(); {
+			page, err := pager.NextPage(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range page.Segment.BlobPrefixes {
+				tree = append(tree, *p.Name)
+			}
+		}
+		if fmt.Sprintf("%q", tree) != fmt.Sprintf("%q", []string{"dir\uffff1/"}) {
+			t.Fatalf("prefixes %q", tree)
+		}
+		resp := newRaw(e).do(http.MethodGet, "/odd?restype=container&comp=list", nil, nil)
+		doc, _ := io.ReadAll(resp.Body)
+		if !strings.Contains(string(doc), `<Name Encoded="true">file%EF%BF%BE.blob</Name>`) || !strings.Contains(string(doc), `<Name>plain+name</Name>`) {
+			t.Fatalf("listing document: %s", doc)
+		}
+	})
+}
+
+// No blob has versions (versioning is an account setting of the management plane): a
+// version id names nothing.
+func TestSDKVersionIDsNameNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		bb := e.container("versions").NewBlockBlobClient("b")
+		if _, err := bb.Upload(t.Context(), streaming.NopCloser(strings.NewReader("x")), nil); err != nil {
+			t.Fatal(err)
+		}
+		vc, err := bb.WithVersionID("2024-01-02T03:04:05.0000000Z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = vc.GetProperties(t.Context(), nil)
+		wantStatus(t, err, 404, "BlobNotFound")
+		resp := newRaw(e).do(http.MethodGet, "/versions/b?versionid=yesterday", nil, nil)
+		if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidQueryParameterValue" {
+			t.Fatalf("a malformed version id: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+		}
+	})
+}

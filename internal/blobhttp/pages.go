@@ -1,0 +1,221 @@
+package blobhttp
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/blob"
+)
+
+// pageRange reads a page write's range: required, and "bytes=S-E" (400 InvalidHeaderValue
+// naming Range otherwise, as the real service answers).
+func pageRange(h http.Header) (blob.ByteRange, error) {
+	r, ok := byteRange(h)
+	if !ok {
+		v := h.Get("x-ms-range")
+		if v == "" {
+			v = h.Get("Range")
+		}
+		if v == "" {
+			return r, missingHeader("x-ms-range")
+		}
+		return r, invalidHeader("Range", v, "not bytes=start-end")
+	}
+	if r.End < 0 {
+		return r, invalidHeader("Range", h.Get("x-ms-range")+h.Get("Range"), "a page range needs its end")
+	}
+	return r, nil
+}
+
+func pageWriteOptions(h http.Header) (blob.PageWriteOptions, error) {
+	o := blob.PageWriteOptions{LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	var err error
+	if o.IfSequenceNumberLE, err = int64Header(h, "x-ms-if-sequence-number-le"); err != nil {
+		return o, err
+	}
+	if o.IfSequenceNumberLT, err = int64Header(h, "x-ms-if-sequence-number-lt"); err != nil {
+		return o, err
+	}
+	o.IfSequenceNumberEQ, err = int64Header(h, "x-ms-if-sequence-number-eq")
+	return o, err
+}
+
+func (s *Server) putPage(rq *request) error {
+	h := rq.R.Header
+	r, err := pageRange(h)
+	if err != nil {
+		return err
+	}
+	o, err := pageWriteOptions(h)
+	if err != nil {
+		return err
+	}
+	var b blob.Blob
+	var sums blob.Checksums
+	switch write := strings.ToLower(h.Get("x-ms-page-write")); {
+	case write == "clear":
+		b, err = s.svc.ClearPages(rq.ctx, rq.path(), r, o)
+	case write != "update":
+		if write == "" {
+			return missingHeader("x-ms-page-write")
+		}
+		return invalidHeader("x-ms-page-write", write, "not update or clear")
+	case h.Get("x-ms-copy-source") != "":
+		src, err := s.copySource(rq)
+		if err != nil {
+			return err
+		}
+		sr, err := sourceRange(h)
+		if err != nil {
+			return err
+		}
+		if sr == nil {
+			return missingHeader("x-ms-source-range")
+		}
+		md5, err := base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5)
+		if err != nil {
+			return err
+		}
+		b, err = s.svc.PutPagesFromURL(rq.ctx, rq.path(), r, src, *sr, s.sourceOptions(h), md5, o)
+		if err != nil {
+			return err
+		}
+	default:
+		size, err := contentLength(rq)
+		if err != nil {
+			return err
+		}
+		if o.Checksums, err = checksums(h); err != nil {
+			return err
+		}
+		b, sums, err = s.svc.PutPages(rq.ctx, rq.path(), r, rq.R.Body, size, o)
+		if err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	out["x-ms-blob-sequence-number"] = []string{strconv.FormatInt(b.SequenceNumber, 10)}
+	setChecksums(out, sums, o.Checksums.MD5 != nil)
+	out["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusCreated)
+}
+
+func (s *Server) getPageRanges(rq *request) error {
+	h := rq.R.Header
+	o := blob.PageRangesOptions{PrevSnapshot: rq.Query.Get("prevsnapshot"), Marker: rq.Query.Get("marker"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	if r, ok := byteRange(h); ok {
+		o.Range = &r
+	}
+	if !rq.atLeast(versionPagedPageRanges) {
+		// Older versions answer every range at once.
+		o.Marker = ""
+	} else {
+		var err error
+		if o.MaxResults, err = maxResults(rq); err != nil {
+			return err
+		}
+	}
+	pr, err := s.svc.GetPageRanges(rq.ctx, rq.path(), o)
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, pr.Blob.ETag, pr.Blob.LastModified)
+	out["x-ms-blob-content-length"] = []string{strconv.FormatInt(pr.Blob.Size, 10)}
+	w := newXML()
+	w.open("PageList")
+	ranges := func(name string, rs []blob.PageRange) {
+		for _, r := range rs {
+			w.open(name)
+			w.elem("Start", strconv.FormatInt(r.Start, 10))
+			w.elem("End", strconv.FormatInt(r.End, 10))
+			w.close(name)
+		}
+	}
+	ranges("PageRange", pr.Ranges)
+	ranges("ClearRange", pr.Cleared)
+	w.elem("NextMarker", pr.NextMarker)
+	w.close("PageList")
+	return rq.writeXML(http.StatusOK, w.Bytes())
+}
+
+func appendOptions(h http.Header) (blob.AppendBlockOptions, error) {
+	o := blob.AppendBlockOptions{LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	var err error
+	if o.MaxSize, err = int64Header(h, "x-ms-blob-condition-maxsize"); err != nil {
+		return o, err
+	}
+	o.AppendPosition, err = int64Header(h, "x-ms-blob-condition-appendpos")
+	return o, err
+}
+
+func (s *Server) appendBlock(rq *request) error {
+	h := rq.R.Header
+	o, err := appendOptions(h)
+	if err != nil {
+		return err
+	}
+	var res blob.AppendResult
+	if h.Get("x-ms-copy-source") != "" {
+		src, err := s.copySource(rq)
+		if err != nil {
+			return err
+		}
+		sr, err := sourceRange(h)
+		if err != nil {
+			return err
+		}
+		md5, err := base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5)
+		if err != nil {
+			return err
+		}
+		if res, err = s.svc.AppendBlockFromURL(rq.ctx, rq.path(), src, sr, s.sourceOptions(h), md5, o); err != nil {
+			return err
+		}
+	} else {
+		size, err := contentLength(rq)
+		if err != nil {
+			return err
+		}
+		if size == 0 {
+			return invalidHeader("Content-Length", "0", "Append Block needs a body")
+		}
+		if err := bodyLimit(rq, "Append Block", size); err != nil {
+			return err
+		}
+		if o.Checksums, err = checksums(h); err != nil {
+			return err
+		}
+		if res, err = s.svc.AppendBlock(rq.ctx, rq.path(), rq.R.Body, size, o); err != nil {
+			return err
+		}
+	}
+	out := rq.W.Header()
+	setETag(out, res.Blob.ETag, res.Blob.LastModified)
+	out["x-ms-blob-append-offset"] = []string{strconv.FormatInt(res.Offset, 10)}
+	out["x-ms-blob-committed-block-count"] = []string{strconv.Itoa(res.Blob.CommittedBlockCount)}
+	setChecksums(out, res.Sums, o.Checksums.MD5 != nil)
+	out["x-ms-request-server-encrypted"] = []string{"true"}
+	return rq.done(http.StatusCreated)
+}
+
+func (s *Server) sealBlob(rq *request) error {
+	o, err := appendOptions(rq.R.Header)
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.SealBlob(rq.ctx, rq.path(), o)
+	if err != nil {
+		return err
+	}
+	out := rq.W.Header()
+	setETag(out, b.ETag, b.LastModified)
+	out["x-ms-blob-sealed"] = []string{"true"}
+	return rq.done(http.StatusOK)
+}

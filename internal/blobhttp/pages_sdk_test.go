@@ -1,0 +1,85 @@
+package blobhttp_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+)
+
+// Get Page Ranges pages its answer with maxresults and marker (≥ 2020-10-02), PageRange and
+// ClearRange entries counted together, and the SDK's pagers follow the markers to the end.
+func TestSDKPageRangesArePaged(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		pb := e.container("disks").NewPageBlobClient("sparse.vhd")
+		if _, err := pb.Create(ctx, 16*512, nil); err != nil {
+			t.Fatal(err)
+		}
+		// Pages 0, 2-3, 6, 9 and 12: five ranges.
+		for _, at := range []int64{0, 2, 3, 6, 9, 12} {
+			page := bytes.Repeat([]byte{byte(at + 1)}, 512)
+			if _, err := pb.UploadPages(ctx, streaming.NopCloser(bytes.NewReader(page)), blob.HTTPRange{Offset: at * 512, Count: 512}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pages := func(pager interface {
+			More() bool
+		}, next func() ([]string, error)) []string {
+			var out []string
+			for pager.More() {
+				got, err := next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, fmt.Sprint(got))
+			}
+			return out
+		}
+		list := pb.NewGetPageRangesPager(&pageblob.GetPageRangesOptions{MaxResults: to.Ptr(int32(2))})
+		got := pages(list, func() ([]string, error) {
+			resp, err := list.NextPage(ctx)
+			var out []string
+			for _, r := range resp.PageRange {
+				out = append(out, fmt.Sprintf("%d-%d", *r.Start, *r.End))
+			}
+			return out, err
+		})
+		if want := "[[0-511 1024-2047] [3072-3583 4608-5119] [6144-6655]]"; fmt.Sprint(got) != want {
+			t.Fatalf("pages of page ranges %v, want %s", got, want)
+		}
+
+		snap, err := pb.CreateSnapshot(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pb.ClearPages(ctx, blob.HTTPRange{Offset: 2 * 512, Count: 2 * 512}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pb.UploadPages(ctx, streaming.NopCloser(bytes.NewReader(make([]byte, 512))), blob.HTTPRange{Offset: 14 * 512, Count: 512}, nil); err != nil {
+			t.Fatal(err)
+		}
+		diff := pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{PrevSnapshot: snap.Snapshot, MaxResults: to.Ptr(int32(1))})
+		got = pages(diff, func() ([]string, error) {
+			resp, err := diff.NextPage(ctx)
+			var out []string
+			for _, r := range resp.PageRange {
+				out = append(out, fmt.Sprintf("written %d-%d", *r.Start, *r.End))
+			}
+			for _, r := range resp.ClearRange {
+				out = append(out, fmt.Sprintf("cleared %d-%d", *r.Start, *r.End))
+			}
+			return out, err
+		})
+		if want := "[[cleared 1024-2047] [written 7168-7679]]"; fmt.Sprint(got) != want {
+			t.Fatalf("pages of the diff %v, want %s", got, want)
+		}
+
+		_, err = pb.NewGetPageRangesPager(&pageblob.GetPageRangesOptions{Marker: to.Ptr("not-a-marker")}).NextPage(ctx)
+		wantStatus(t, err, 400, "InvalidQueryParameterValue")
+	})
+}

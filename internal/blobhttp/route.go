@@ -1,0 +1,272 @@
+package blobhttp
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/azerr"
+)
+
+// parsePath splits the resource path into container and blob (blob.md §1.1): the first
+// segment is the container, everything after the next '/' the blob name, slashes included,
+// percent-decoded with path rules ('+' stays '+'), never collapsed or resolved.
+func parsePath(rq *request) error {
+	p := strings.TrimPrefix(rq.Path, "/")
+	if p == "" {
+		return nil
+	}
+	container, name, _ := strings.Cut(p, "/")
+	var err error
+	if rq.container, err = url.PathUnescape(container); err != nil {
+		return azerr.Newf(azerr.InvalidURI, "The requested URI does not represent any resource on the server: %q is not a valid path.", rq.Path)
+	}
+	if rq.blob, err = url.PathUnescape(name); err != nil {
+		return azerr.Newf(azerr.InvalidURI, "The requested URI does not represent any resource on the server: %q is not a valid path.", rq.Path)
+	}
+	return nil
+}
+
+// rootContainer is the container a path of one segment addresses, when it is not a
+// container request.
+const rootContainer = "$root"
+
+// handler serves one operation.
+type handler func(rq *request) error
+
+// route dispatches an authenticated request to its operation (blob.md §1.2).
+func (s *Server) route(rq *request) error {
+	q, method := rq.Query, rq.R.Method
+	restype, comp := q.Get("restype"), q.Get("comp")
+	if restype == "account" && comp == "properties" && (method == http.MethodGet || method == http.MethodHead) {
+		return s.run(rq, auth.OpGetAccountInformation, s.getAccountInformation)
+	}
+	if rq.Secondary && method != http.MethodGet && method != http.MethodHead {
+		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.Account)
+	}
+	switch {
+	case rq.container == "":
+		return s.routeService(rq, restype, comp, method)
+	case rq.blob == "" && restype == "container":
+		return s.routeContainer(rq, comp, method)
+	case rq.blob == "":
+		// One segment without restype=container names a blob of the root container
+		// (blob.md §1.1): /name is /$root/name.
+		rq.container, rq.blob = rootContainer, rq.container
+	}
+	return s.routeBlob(rq, comp, method)
+}
+
+func (s *Server) routeService(rq *request, restype, comp, method string) error {
+	switch {
+	case restype == "service" && comp == "properties":
+		switch method {
+		case http.MethodGet:
+			return s.run(rq, auth.OpGetBlobServiceProperties, s.getServiceProperties)
+		case http.MethodPut:
+			return s.run(rq, auth.OpSetBlobServiceProperties, s.setServiceProperties)
+		}
+	case restype == "service" && comp == "stats":
+		if method == http.MethodGet {
+			return s.run(rq, auth.OpGetBlobServiceStats, s.getServiceStats)
+		}
+	case comp == "list" && restype == "":
+		if method == http.MethodGet {
+			return s.run(rq, auth.OpListContainers, s.listContainers)
+		}
+	case restype == "service" && comp == "userdelegationkey":
+		if method == http.MethodPost {
+			return s.getUserDelegationKey(rq)
+		}
+	case comp == "blobs" && restype == "":
+		if method == http.MethodGet {
+			return s.run(rq, auth.OpFindBlobsByTags, s.findBlobsByTags)
+		}
+	default:
+		return unknownOperation(rq, restype, comp)
+	}
+	return unsupportedVerb(method)
+}
+
+func (s *Server) routeContainer(rq *request, comp, method string) error {
+	switch comp {
+	case "":
+		switch method {
+		case http.MethodPut:
+			return s.run(rq, auth.OpCreateContainer, s.createContainer)
+		case http.MethodGet, http.MethodHead:
+			return s.run(rq, auth.OpGetContainerProperties, s.getContainerProperties)
+		case http.MethodDelete:
+			return s.run(rq, auth.OpDeleteContainer, s.deleteContainer)
+		}
+	case "metadata":
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			return s.run(rq, auth.OpGetContainerMetadata, s.getContainerProperties)
+		case http.MethodPut:
+			return s.run(rq, auth.OpSetContainerMetadata, s.setContainerMetadata)
+		}
+	case "acl":
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			return s.run(rq, auth.OpGetContainerACL, s.getContainerACL)
+		case http.MethodPut:
+			return s.run(rq, auth.OpSetContainerACL, s.setContainerACL)
+		}
+	case "lease":
+		if method == http.MethodPut {
+			op := auth.OpLeaseContainer
+			if strings.EqualFold(rq.R.Header.Get("x-ms-lease-action"), "break") {
+				op = auth.OpBreakContainerLease
+			}
+			return s.run(rq, op, s.leaseContainer)
+		}
+	case "list":
+		if method == http.MethodGet {
+			return s.run(rq, auth.OpListBlobs, s.listBlobs)
+		}
+	case "blobs":
+		if !rq.atLeast(versionFindInContainer) {
+			return unknownOperation(rq, "container", comp)
+		}
+		if method == http.MethodGet {
+			return s.run(rq, auth.OpFindBlobsInContainer, s.findBlobsByTags)
+		}
+	case "undelete":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpRestoreContainer, s.restoreContainer)
+		}
+	default:
+		return unknownOperation(rq, "container", comp)
+	}
+	return unsupportedVerb(method)
+}
+
+func (s *Server) routeBlob(rq *request, comp, method string) error {
+	h := rq.R.Header
+	copySource := h.Get("x-ms-copy-source") != ""
+	switch comp {
+	case "":
+		switch method {
+		case http.MethodPut:
+			switch {
+			case !copySource:
+				return s.run(rq, auth.OpPutBlob, s.putBlob)
+			case strings.EqualFold(h.Get("x-ms-blob-type"), "BlockBlob"):
+				return s.run(rq, auth.OpPutBlob, s.putBlobFromURL)
+			default:
+				return s.run(rq, auth.OpCopyBlob, s.copyBlob)
+			}
+		case http.MethodGet:
+			return s.run(rq, auth.OpGetBlob, s.getBlob)
+		case http.MethodHead:
+			return s.run(rq, auth.OpGetBlobProperties, s.getBlobProperties)
+		case http.MethodDelete:
+			return s.run(rq, auth.OpDeleteBlob, s.deleteBlob)
+		}
+	case "properties":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpSetBlobProperties, s.setBlobProperties)
+		}
+	case "metadata":
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			return s.run(rq, auth.OpGetBlobMetadata, s.getBlobMetadata)
+		case http.MethodPut:
+			return s.run(rq, auth.OpSetBlobMetadata, s.setBlobMetadata)
+		}
+	case "lease":
+		if method == http.MethodPut {
+			op := auth.OpLeaseBlob
+			if strings.EqualFold(h.Get("x-ms-lease-action"), "break") {
+				op = auth.OpBreakBlobLease
+			}
+			return s.run(rq, op, s.leaseBlob)
+		}
+	case "snapshot":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpSnapshotBlob, s.snapshotBlob)
+		}
+	case "copy":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpAbortCopyBlob, s.abortCopy)
+		}
+	case "tier":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpSetBlobTier, s.setBlobTier)
+		}
+	case "tags":
+		switch method {
+		case http.MethodGet:
+			return s.run(rq, auth.OpGetBlobTags, s.getBlobTags)
+		case http.MethodPut:
+			return s.run(rq, auth.OpSetBlobTags, s.setBlobTags)
+		}
+	case "block":
+		if method == http.MethodPut {
+			if copySource {
+				return s.run(rq, auth.OpPutBlock, s.putBlockFromURL)
+			}
+			return s.run(rq, auth.OpPutBlock, s.putBlock)
+		}
+	case "blocklist":
+		switch method {
+		case http.MethodPut:
+			return s.run(rq, auth.OpPutBlockList, s.putBlockList)
+		case http.MethodGet:
+			return s.run(rq, auth.OpGetBlockList, s.getBlockList)
+		}
+	case "page":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpPutPage, s.putPage)
+		}
+	case "pagelist":
+		if method == http.MethodGet {
+			return s.run(rq, auth.OpGetPageRanges, s.getPageRanges)
+		}
+	case "appendblock":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpAppendBlock, s.appendBlock)
+		}
+	case "seal":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpSealBlob, s.sealBlob)
+		}
+	case "undelete":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpUndeleteBlob, s.undeleteBlob)
+		}
+	default:
+		return unknownOperation(rq, "", comp)
+	}
+	return unsupportedVerb(method)
+}
+
+// run serves the request with h if its grant allows op. An anonymous request is judged
+// against the container's public access level, which only then is looked up.
+func (s *Server) run(rq *request, op *auth.Operation, h handler) error {
+	if err := rq.Note(op.Name, rq.container); err != nil {
+		return err
+	}
+	t := auth.Target{Name: rq.container, Blob: rq.blob}
+	if rq.grant.Anonymous() && rq.container != "" {
+		if c, err := s.svc.GetContainer(rq.ctx, rq.Account, rq.container, ""); err == nil {
+			t.PublicAccess = string(c.PublicAccess)
+		}
+	}
+	if err := rq.grant.Authorize(op, t); err != nil {
+		return err
+	}
+	return h(rq)
+}
+
+func unknownOperation(rq *request, restype, comp string) error {
+	e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: restype=%q, comp=%q is not an operation on %s.", restype, comp, rq.Path)
+	e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: "comp"}, {Name: "QueryParameterValue", Value: comp}}
+	return e
+}
+
+func unsupportedVerb(method string) error {
+	return azerr.Newf(azerr.UnsupportedHTTPVerb, "The resource doesn't support the specified HTTP verb %s.", method)
+}

@@ -1,0 +1,124 @@
+// Package blobhttp speaks the Blob service's HTTP protocol: it resolves the account, checks
+// authorization, routes each request to the blob service, and writes Azure's responses and
+// errors. It holds no blob semantics of its own: headers become arguments of internal/blob's
+// calls, and what those return becomes headers and XML.
+package blobhttp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/server"
+)
+
+// defaultVersion is the x-ms-version reported when a request sends none.
+const defaultVersion = "2025-01-05"
+
+// Server is the http.Handler of the blob endpoint.
+type Server struct {
+	svc  *blob.Service
+	auth *auth.Authenticator
+	log  *slog.Logger
+}
+
+// New returns a Server answering for the accounts known to authn, backed by svc.
+func New(svc *blob.Service, authn *auth.Authenticator, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	authn.SetPolicyStore(auth.Blob, policyStore{svc})
+	return &Server{svc: svc, auth: authn, log: log}
+}
+
+// request is what every handler knows about the request it serves.
+type request struct {
+	server.Request
+	grant *auth.Grant
+	ctx   context.Context
+	log   *slog.Logger
+	// container and blob are the resource the path names, percent-decoded ("" when absent).
+	container, blob string
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rq := &request{ctx: r.Context(), log: s.log}
+	server.Begin(&rq.Request, w, r, defaultVersion)
+	if err := s.serve(rq); err != nil {
+		var e *azerr.Error
+		if errors.As(err, &e) && e.Status == http.StatusNotModified {
+			// A read's If-None-Match or If-Modified-Since failed: 304 has no body.
+			h := w.Header()
+			for k, v := range e.Header {
+				h[k] = v
+			}
+			h["x-ms-error-code"] = []string{string(e.Code)}
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		server.WriteXMLError(&rq.Request, err, rq.log)
+	}
+}
+
+func (s *Server) serve(rq *request) error {
+	r := rq.R
+	if err := rq.ResolveAccount(s.auth); err != nil {
+		return err
+	}
+	if r.Method == http.MethodOptions {
+		props, err := s.svc.ServiceProperties(rq.ctx, rq.Account)
+		if err != nil {
+			return err
+		}
+		return server.Preflight(&rq.Request, props.Cors, rq.log)
+	}
+	if r.Header.Get("Origin") != "" {
+		if props, err := s.svc.ServiceProperties(rq.ctx, rq.Account); err == nil {
+			server.ApplyCORS(&rq.Request, props.Cors)
+		}
+	}
+	if err := server.CheckVersion(rq.Version); err != nil {
+		return err
+	}
+	if err := parsePath(rq); err != nil {
+		return err
+	}
+	grant, err := s.auth.Authenticate(rq.ctx, rq.AuthRequest(auth.Blob))
+	if err != nil {
+		return err
+	}
+	rq.grant = grant
+	return s.route(rq)
+}
+
+// ErrorBody renders err the way the Blob service does when nothing about the request is known
+// (net/http refused it before any handler ran).
+func ErrorBody(e *azerr.Error, requestID string) (contentType string, body []byte) {
+	return "application/xml", server.AppendXMLErrorBody(nil, e, requestID, time.Now())
+}
+
+// policyStore lets the authenticator read the stored access policies a SAS refers to (si=).
+type policyStore struct{ svc *blob.Service }
+
+func (p policyStore) Policy(ctx context.Context, account, container, id string) (auth.AccessPolicy, bool, error) {
+	c, err := p.svc.GetContainer(ctx, account, container, "")
+	var e *azerr.Error
+	if errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusBadRequest) {
+		return auth.AccessPolicy{}, false, nil
+	}
+	if err != nil {
+		return auth.AccessPolicy{}, false, err
+	}
+	for _, pol := range c.Policies {
+		if pol.ID == id {
+			return pol, true, nil
+		}
+	}
+	return auth.AccessPolicy{}, false, nil
+}
