@@ -93,7 +93,7 @@ if ! "$tabula" bench --help >/dev/null 2>&1; then
 fi
 
 # Tabula picks its own port (127.0.0.1:0) and prints its endpoint.
-"$tabula" --data "$work/data" --table-addr 127.0.0.1:0 --console-addr 127.0.0.1:0 >"$out/tabula.log" 2>&1 &
+"$tabula" --data "$work/data" --table-addr 127.0.0.1:0 --queue-addr 127.0.0.1:0 --console-addr 127.0.0.1:0 >"$out/tabula.log" 2>&1 &
 tabula_pid=$!
 tabula_url=
 for _ in $(seq 1 100); do

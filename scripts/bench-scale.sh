@@ -24,7 +24,7 @@ go build -o "$work/tabula" ./cmd/tabula
 rss() { awk '/^VmRSS:/ {printf "%.0f MiB", $2 / 1024}' "/proc/$1/status"; }
 hwm() { awk '/^VmHWM:/ {printf "%.0f MiB", $2 / 1024}' "/proc/$1/status"; }
 serve() {
-  "$work/tabula" --table-addr 127.0.0.1:$port --data "$work/data" >"$work/server.log" 2>&1 &
+  "$work/tabula" --table-addr 127.0.0.1:$port --queue-addr 127.0.0.1:0 --data "$work/data" >"$work/server.log" 2>&1 &
   pid=$!
   until curl -s -o /dev/null "$endpoint/Tables"; do sleep 0.05; done
 }

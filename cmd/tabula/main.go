@@ -1,8 +1,9 @@
-// Command tabula serves the Azure Table service, and is a client of any Table endpoint.
+// Command tabula serves Azure Storage's Blob, Queue and Table services, and is a client of
+// any Table endpoint.
 //
-//	tabula [flags]                  serve (defaults: 127.0.0.1:10002, account devstoreaccount1)
+//	tabula [flags]                  serve (defaults: blob 127.0.0.1:10000, queue :10001, table :10002, account devstoreaccount1)
 //	tabula table|entity|export|import   the client verbs (package cli)
-//	tabula bench [flags]            load-test any Azure Table endpoint (tabula bench --help)
+//	tabula bench [flags]            load-test any Azure Table, Queue or Blob endpoint (tabula bench --help)
 //	tabula reset|version|help
 //
 // Every flag can also be set through the environment variable named in its help; tabula help
@@ -39,6 +40,8 @@ import (
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/metrics"
+	"github.com/tabula-dev/tabula/internal/queue"
+	"github.com/tabula-dev/tabula/internal/queuehttp"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
@@ -85,6 +88,7 @@ func runUntilSignalled(args []string) int {
 type config struct {
 	tableAddr string
 	blobAddr  string
+	queueAddr string
 	dataDir   string
 	// dataDirIsDefault says dataDir is the default, shared by every Tabula not given one.
 	dataDirIsDefault bool
@@ -122,6 +126,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	var envErrsPre []error
 	fs.StringVar(&c.tableAddr, "table-addr", envOr("TABULA_TABLE_ADDR", "127.0.0.1:10002"), "`HOST:PORT` to serve the table endpoint on (env TABULA_TABLE_ADDR)")
 	fs.StringVar(&c.blobAddr, "blob-addr", envOr("TABULA_BLOB_ADDR", "127.0.0.1:10000"), "`HOST:PORT` to serve the blob endpoint on (env TABULA_BLOB_ADDR)")
+	fs.StringVar(&c.queueAddr, "queue-addr", envOr("TABULA_QUEUE_ADDR", "127.0.0.1:10001"), "`HOST:PORT` to serve the queue endpoint on (env TABULA_QUEUE_ADDR)")
 	fs.StringVar(&c.dataDir, "data", envOr("TABULA_DATA", defaultDataDir()), "`DIR` holding the embedded store (env TABULA_DATA)")
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
 	durationFlag(fs, &envErrsPre, &c.storeWait, "store-wait", "TABULA_STORE_WAIT", time.Minute, "how long start-up waits for an unreachable --store database, trying again and logging each attempt; 0 fails at once")
@@ -359,6 +364,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		tableHandler.Throttle = throttle.New(float64(c.partitionRate), float64(c.accountRate))
 	}
 	blobs := blob.New(st, st)
+	queues := queue.New(st, queue.Options{})
 	// The services, in the order of their ports; each is named in the connection string by
 	// its endpoint keyword.
 	services := []struct {
@@ -367,6 +373,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		port     string // the emulator's well-known port
 	}{
 		{server.Endpoint{Name: "blob", Addr: c.blobAddr, Handler: blobhttp.New(blobs, authn, log), ErrorBody: blobhttp.ErrorBody}, "BlobEndpoint", "10000"},
+		{server.Endpoint{Name: "queue", Addr: c.queueAddr, Handler: queuehttp.New(queues, authn, log), ErrorBody: queuehttp.ErrorBody}, "QueueEndpoint", "10001"},
 		{server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody}, "TableEndpoint", "10002"},
 	}
 	var endpoints []server.Endpoint
@@ -382,12 +389,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopSweeping()
 	go sweepDeletedTables(sweepCtx, tables, log)
 	go collectBlobs(sweepCtx, blobs, log)
+	go sweepQueues(sweepCtx, queues, log)
 
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
 	}
-	fmt.Fprintf(stdout, "Tabula is serving Azure Storage (Blob, Table), data %s\n", where)
+	fmt.Fprintf(stdout, "Tabula is serving Azure Storage (Blob, Queue, Table), data %s\n", where)
 	sharedDataNote(stdout, c)
 	first := accounts[0]
 	var connectionString strings.Builder

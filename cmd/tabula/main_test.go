@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 // testServeEnv makes the test binary serve, on ports of its own for the endpoints the tests
 // do not name: two tests, or a Tabula on this machine, must not meet on the well-known ones.
-var testServeEnv = []string{"TABULA_TEST_SERVE=1", "TABULA_BLOB_ADDR=127.0.0.1:0"}
+var testServeEnv = []string{"TABULA_TEST_SERVE=1", "TABULA_BLOB_ADDR=127.0.0.1:0", "TABULA_QUEUE_ADDR=127.0.0.1:0"}
 
 var (
 	tableEndpoint  = regexp.MustCompile(`TableEndpoint=([^;]+);`)

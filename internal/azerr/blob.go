@@ -42,9 +42,6 @@ const (
 	MD5Mismatch                           Code = "Md5Mismatch"
 	CRC64Mismatch                         Code = "Crc64Mismatch"
 	InvalidMD5                            Code = "InvalidMd5"
-	InvalidMetadata                       Code = "InvalidMetadata"
-	EmptyMetadataKey                      Code = "EmptyMetadataKey"
-	MetadataTooLarge                      Code = "MetadataTooLarge"
 	UnsatisfiableCondition                Code = "UnsatisfiableCondition"
 	UnsupportedHeader                     Code = "UnsupportedHeader"
 	MissingContentLengthHeader            Code = "MissingContentLengthHeader"
@@ -99,9 +96,6 @@ var blobDefaults = map[Code]defaultOf{
 	MD5Mismatch:                           {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
 	CRC64Mismatch:                         {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	InvalidMD5:                            {400, "The MD5 value specified in the request is invalid. The MD5 value must be 128 bits and Base64-encoded."},
-	InvalidMetadata:                       {400, "The metadata specified is invalid. It has characters that are not permitted."},
-	EmptyMetadataKey:                      {400, "The key for one of the metadata key-value pairs is empty."},
-	MetadataTooLarge:                      {400, "The size of the specified metadata exceeds the maximum size permitted."},
 	UnsatisfiableCondition:                {400, "The request includes an unsatisfiable condition for this operation."},
 	UnsupportedHeader:                     {400, "One of the headers specified in the request is not supported."},
 	MissingContentLengthHeader:            {411, "The Content-Length header was not specified."},

@@ -1,5 +1,5 @@
 // Package bench is `tabula bench`, a load generator for any Azure Table endpoint: Tabula,
-// Azurite or Azure itself. It speaks the REST API over keep-alive HTTP with SharedKeyLite
+// Azurite or Azure itself, and for the same account's Queue endpoint (queue.go). It speaks the REST API over keep-alive HTTP with SharedKeyLite
 // signing, preloads a table, runs each workload for a fixed time with a fixed number of
 // concurrent workers, and reports throughput and latency percentiles. With --compare it
 // alternates two endpoints workload by workload, so both are measured by the same client under
@@ -39,22 +39,30 @@ type config struct {
 	ceiling     bool
 	timeout     time.Duration
 	shape       entityShape
+	// The queue workloads' settings (queue.go).
+	messages    int64
+	messageSize int
+	queueDepth  int64
 }
 
 // endpointFlags are the flags that name one endpoint.
 type endpointFlags struct {
 	url, account, key, label string
+	queueURL                 string // the same account's queue service root
 }
 
 const usageHead = `usage: tabula bench [flags]
 
-Drives an Azure Table endpoint (Tabula, Azurite, Azure) with concurrent workers and reports
-throughput and latency per workload. With --compare, runs every workload against both
+Drives an Azure Table endpoint (Tabula, Azurite, Azure), and for the queue workloads the same
+account's Queue endpoint, with concurrent workers and reports throughput and latency per
+workload. With --compare, runs every workload against both
 endpoints alternately (the first, then the second) and prints the ratio.
 
   tabula bench --endpoint http://127.0.0.1:10002/devstoreaccount1
   tabula bench --endpoint http://127.0.0.1:10002/devstoreaccount1 --label tabula \
       --compare http://127.0.0.1:10102/devstoreaccount1 --compare-label azurite --ceiling --json >out.json
+  tabula bench --workloads queue --queue-endpoint http://127.0.0.1:10001/devstoreaccount1 \
+      --compare-queue http://127.0.0.1:10101/devstoreaccount1 --compare http://127.0.0.1:10102/devstoreaccount1
 
 Workloads (--workloads, comma-separated, default all, in this order):
 `
@@ -94,7 +102,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if label == "" {
 			label = hostOf(c.Endpoint)
 		}
-		targets = append(targets, &target{label: label, client: c, getStatus: 200})
+		t := &target{label: label, client: c, getStatus: 200}
+		if ep.queueURL != "" {
+			if t.queue, err = NewClient(ep.queueURL, ep.account, ep.key, cfg.concurrency, cfg.timeout); err != nil {
+				return err
+			}
+			t.queue.queue = true
+			defer t.queue.Close()
+		}
+		targets = append(targets, t)
 	}
 	if len(targets) == 2 && targets[0].label == targets[1].label {
 		targets[0].label += "-A"
@@ -118,6 +134,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for _, wl := range cfg.workloads {
 		rep.Parameters.Workloads = append(rep.Parameters.Workloads, wl.name)
+		if wl.queue != noQueue {
+			rep.Parameters.Messages, rep.Parameters.MessageSize, rep.Parameters.QueueDepth = cfg.messages, cfg.messageSize, cfg.queueDepth
+		}
 	}
 
 	runErr := run(ctx, cfg, targets, rep, human, prog)
@@ -125,6 +144,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if cfg.keep {
 			if len(t.created) > 0 {
 				fmt.Fprintf(human, "kept tables on %s: %s\n", t.label, strings.Join(t.created, ", "))
+			}
+			if len(t.createdQueues) > 0 {
+				fmt.Fprintf(human, "kept queues on %s: %s\n", t.label, strings.Join(t.createdQueues, ", "))
 			}
 			continue
 		}
@@ -156,7 +178,11 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 		if err := setup(ctx, cfg, t, runID, prog); err != nil {
 			return err
 		}
-		ep := Endpoint{Label: t.label, URL: t.client.Endpoint, Account: t.client.Account, Tables: t.created, PreloadSeconds: t.preload.Seconds()}
+		ep := Endpoint{Label: t.label, URL: t.client.Endpoint, Account: t.client.Account, Tables: t.created, PreloadSeconds: t.preload.Seconds(),
+			Queues: t.createdQueues, QueuePreloadSeconds: t.queuePreload.Seconds()}
+		if len(t.createdQueues) > 0 {
+			ep.QueueURL = t.queue.Endpoint
+		}
 		if ep.Tables == nil {
 			ep.Tables = []string{}
 		}
@@ -228,6 +254,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 		for _, wl := range workloads {
 			fmt.Fprintf(stderr, "  %-21s %s\n", wl.name, wl.about)
 		}
+		fmt.Fprint(stderr, "\nQueue workloads (--workloads queue, or by name; they drive --queue-endpoint):\n")
+		for _, wl := range queueWorkloads {
+			fmt.Fprintf(stderr, "  %-21s %s\n", wl.name, wl.about)
+		}
 		fmt.Fprintln(stderr, "\nFlags:")
 		fs.PrintDefaults()
 	}
@@ -242,6 +272,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	fs.StringVar(&b.account, "compare-account", "", "account `NAME` at --compare")
 	fs.StringVar(&b.key, "compare-key", "", "account `KEY` at --compare")
 	fs.StringVar(&b.label, "compare-label", "", "`NAME` of the --compare endpoint in the report")
+	fs.StringVar(&a.queueURL, "queue-endpoint", "http://127.0.0.1:10001/devstoreaccount1", "`URL` of the queue service root of --endpoint's account, for the queue workloads")
+	fs.StringVar(&b.queueURL, "compare-queue", "", "`URL` of the queue service root of the --compare endpoint's account")
+	fs.Int64Var(&cfg.messages, "messages", 200_000, "messages preloaded for queue-get-delete, which must not run out within --duration")
+	fs.IntVar(&cfg.messageSize, "message-size", 1024, "`BYTES` of a message's text")
+	fs.Int64Var(&cfg.queueDepth, "queue-depth", 1000, "messages kept in the queue of queue-get-at-depth")
 	fs.IntVar(&cfg.concurrency, "concurrency", 16, "concurrent workers, each with one request in flight")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each workload runs on each endpoint")
 	fs.Int64Var(&cfg.entities, "entities", 100_000, "entities preloaded for the read and rewrite workloads")
@@ -265,6 +300,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 		return nil, a, b, err
 	}
 	switch {
+	case a.url == "":
+		return nil, a, b, fmt.Errorf("--endpoint must name the table service root")
 	case cfg.concurrency < 1:
 		return nil, a, b, fmt.Errorf("--concurrency must be at least 1")
 	case cfg.duration <= 0:
@@ -275,6 +312,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 		return nil, a, b, fmt.Errorf("--entities must be at least 1 for the read workloads")
 	case cfg.timeout <= 0:
 		return nil, a, b, fmt.Errorf("--timeout must be positive")
+	case cfg.messageSize < 1 || cfg.messageSize > 64<<10:
+		return nil, a, b, fmt.Errorf("--message-size must be 1 to 65536")
+	case cfg.messages < 1 || cfg.queueDepth < 1:
+		return nil, a, b, fmt.Errorf("--messages and --queue-depth must be at least 1")
 	}
 	if err := checkTablePrefix(cfg.tablePrefix); err != nil {
 		return nil, a, b, err
@@ -289,6 +330,8 @@ func parseWorkloads(list string) ([]workload, error) {
 		return workloads, nil
 	case "none":
 		return nil, nil
+	case "queue":
+		return queueWorkloads, nil
 	}
 	var out []workload
 	seen := map[string]bool{}
@@ -300,7 +343,7 @@ func parseWorkloads(list string) ([]workload, error) {
 		wl, ok := findWorkload(name)
 		if !ok {
 			var names []string
-			for _, wl := range workloads {
+			for _, wl := range append(workloads[:len(workloads):len(workloads)], queueWorkloads...) {
 				names = append(names, wl.name)
 			}
 			return nil, fmt.Errorf("unknown workload %q; the workloads are %s", name, strings.Join(names, ", "))

@@ -42,6 +42,9 @@ type Client struct {
 	basePath string
 	timeout  time.Duration
 	wires    *wires
+	// queue says the endpoint is a Queue service, whose requests are signed and versioned as
+	// that service's (queue.go).
+	queue bool
 }
 
 // NewClient returns a client for endpoint. An empty account is taken from the endpoint: its
@@ -133,12 +136,18 @@ func (cn *conn) do(ctx context.Context, method, path, rawQuery string, header ht
 	h = append(h, c.host...)
 	h = append(h, "\r\nX-Ms-Date: "...)
 	h = append(h, date...)
-	h = append(h, "\r\nX-Ms-Version: "+apiVersion+"\r\nDataServiceVersion: 3.0;\r\nMaxDataServiceVersion: 3.0;NetFx\r\n"...)
-	// SharedKeyLite signs the date and the canonicalized resource: "/" + account + the path
-	// as sent (which, path style, repeats the account), plus "?comp=" when present (never, for
-	// the operations benchmarked).
-	h = append(h, "Authorization: SharedKeyLite "+c.Account+":"...)
-	h = append(h, auth.SignSharedKeyLite(c.key, date, "/"+c.Account+c.basePath+path)...)
+	if c.queue {
+		h = append(h, "\r\nX-Ms-Version: "+queueAPIVersion+"\r\n"...)
+		h = append(h, "Authorization: SharedKeyLite "+c.Account+":"...)
+		h = append(h, signQueueLite(c.key, method, header.Get("Content-Type"), date, "/"+c.Account+c.basePath+path)...)
+	} else {
+		h = append(h, "\r\nX-Ms-Version: "+apiVersion+"\r\nDataServiceVersion: 3.0;\r\nMaxDataServiceVersion: 3.0;NetFx\r\n"...)
+		// SharedKeyLite signs the date and the canonicalized resource: "/" + account + the
+		// path as sent (which, path style, repeats the account), plus "?comp=" when present
+		// (never, for the operations benchmarked).
+		h = append(h, "Authorization: SharedKeyLite "+c.Account+":"...)
+		h = append(h, auth.SignSharedKeyLite(c.key, date, "/"+c.Account+c.basePath+path)...)
+	}
 	h = append(h, "\r\n"...)
 	for k, vs := range header {
 		for _, v := range vs {

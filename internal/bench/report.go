@@ -39,6 +39,10 @@ type Parameters struct {
 	Workloads       []string `json:"workloads"`
 	TablePrefix     string   `json:"table_prefix"`
 	GOMAXPROCS      int      `json:"gomaxprocs"` // of the client
+	// The queue workloads' settings, when any ran.
+	Messages    int64 `json:"messages,omitempty"`
+	MessageSize int   `json:"message_size,omitempty"`
+	QueueDepth  int64 `json:"queue_depth,omitempty"`
 }
 
 // Endpoint is one server under test.
@@ -49,6 +53,10 @@ type Endpoint struct {
 	Tables  []string `json:"tables"`
 	// PreloadSeconds is how long loading the read table took (not part of any workload).
 	PreloadSeconds float64 `json:"preload_seconds,omitempty"`
+	// QueueURL, Queues and QueuePreloadSeconds are the same for the queue workloads.
+	QueueURL            string   `json:"queue_url,omitempty"`
+	Queues              []string `json:"queues,omitempty"`
+	QueuePreloadSeconds float64  `json:"queue_preload_seconds,omitempty"`
 }
 
 // Result is one workload on one endpoint. Rates divide by the elapsed time, from the first
@@ -139,12 +147,31 @@ const rowFormat = "%-22s %-16s %11s %11s %9s %12s %9s %9s %9s %7s\n"
 
 func printHeader(w io.Writer, rep *Report) {
 	p := rep.Parameters
-	fmt.Fprintf(w, "tabula bench: %d workers, %s per workload, %s entities in %d partitions, %d-byte entities (JSON)\n",
-		p.Concurrency, time.Duration(p.DurationSeconds*float64(time.Second)), Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes)
+	fmt.Fprintf(w, "tabula bench: %d workers, %s per workload", p.Concurrency, time.Duration(p.DurationSeconds*float64(time.Second)))
+	tables := false
+	for _, name := range p.Workloads {
+		if wl, _ := findWorkload(name); wl.queue == noQueue {
+			tables = true
+		}
+	}
+	if tables {
+		fmt.Fprintf(w, ", %s entities in %d partitions, %d-byte entities (JSON)", Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes)
+	}
+	if p.MessageSize > 0 {
+		fmt.Fprintf(w, ", %d-byte messages (%s preloaded for queue-get-delete, %s kept for queue-get-at-depth; a message counts as an entity)",
+			p.MessageSize, Thousands(float64(p.Messages)), Thousands(float64(p.QueueDepth)))
+	}
+	fmt.Fprintln(w)
 	for _, e := range rep.Endpoints {
 		fmt.Fprintf(w, "  %-10s %s", e.Label, e.URL)
 		if e.PreloadSeconds > 0 {
 			fmt.Fprintf(w, "  (preloaded in %s, %s entities/s)", fmtMs(e.PreloadSeconds*1000), Thousands(float64(p.Entities)/e.PreloadSeconds))
+		}
+		if e.QueueURL != "" {
+			fmt.Fprintf(w, "  queues %s", e.QueueURL)
+		}
+		if e.QueuePreloadSeconds > 0 {
+			fmt.Fprintf(w, "  (queues preloaded in %s)", fmtMs(e.QueuePreloadSeconds*1000))
 		}
 		fmt.Fprintln(w)
 	}

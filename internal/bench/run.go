@@ -24,6 +24,13 @@ type target struct {
 	// handler of the ceiling measurement.
 	getStatus int
 	preload   time.Duration
+
+	// queue is the client of the target's queue endpoint, nil when it has none; queues and
+	// createdQueues are as tables and created, for the queue workloads.
+	queue         *Client
+	queues        [numQueueRoles]string
+	createdQueues []string
+	queuePreload  time.Duration
 }
 
 // worker issues one workload's operations in a loop and keeps its own tallies, so that
@@ -32,6 +39,7 @@ type worker struct {
 	cfg   *config
 	t     *target
 	cn    *conn
+	qcn   *conn // to the target's queue endpoint, for the queue workloads
 	rng   *rand.Rand
 	batch *batchBuilder
 	// name ("w007") starts the row keys of what the worker inserts, and is the partition of
@@ -53,6 +61,7 @@ func newWorker(cfg *config, t *target, id int, seed uint64) *worker {
 		cfg:  cfg,
 		t:    t,
 		cn:   &conn{c: t.client},
+		qcn:  &conn{c: t.queue},
 		rng:  rand.New(rand.NewPCG(seed, uint64(id))),
 		name: fmt.Sprintf("w%03d", id),
 		errs: map[string]*ErrorCount{},
@@ -115,6 +124,7 @@ func runWorkload(ctx context.Context, cfg *config, wl workload, t *target, seed 
 	stop()
 	for _, w := range workers {
 		w.cn.close()
+		w.qcn.close()
 	}
 
 	var hist Histogram
@@ -143,9 +153,12 @@ func runWorkload(ctx context.Context, cfg *config, wl workload, t *target, seed 
 func setup(ctx context.Context, cfg *config, t *target, runID string, prog *progress) error {
 	cn := &conn{c: t.client}
 	defer cn.close()
-	need := [numTableRoles]bool{}
+	need := [numTableRoles + 1]bool{} // noTable included
 	for _, wl := range cfg.workloads {
 		need[wl.table] = true
+	}
+	if err := setupQueues(ctx, cfg, t, runID, prog); err != nil {
+		return err
 	}
 	for role, suffix := range tableSuffixes {
 		t.tables[role] = cfg.tablePrefix + runID + suffix
@@ -242,7 +255,7 @@ func teardown(t *target) error {
 	defer cancel()
 	cn := &conn{c: t.client}
 	defer cn.close()
-	var errs []error
+	errs := []error{teardownQueues(ctx, t)}
 	for _, name := range t.created {
 		if err := cn.deleteTable(ctx, name); err != nil {
 			errs = append(errs, fmt.Errorf("deleting table %s on %s: %w", name, t.label, err))

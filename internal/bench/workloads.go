@@ -17,6 +17,7 @@ const (
 	hotTable                     // new entities in one partition
 	batchTable                   // new entities, a hundred per transaction
 	numTableRoles
+	noTable = numTableRoles // a queue workload
 )
 
 var tableSuffixes = [numTableRoles]string{"read", "ins", "hot", "batch"}
@@ -36,6 +37,8 @@ type workload struct {
 	// headline names the rate a comparison ranks by.
 	headline string
 	op       func(ctx context.Context, w *worker) (opStats, error)
+	// queue is the queue a queue workload uses (queue.go); noQueue for a table workload.
+	queue queueRole
 }
 
 const (
@@ -46,19 +49,19 @@ const (
 
 // workloads lists every workload in the order a run takes them.
 var workloads = []workload{
-	{"insert", "Insert Entity of a new entity, spread over --partitions partitions", insertTable, headlineEntities, insertOp(false)},
-	{"insert-one-partition", "Insert Entity of a new entity, all in one partition (the hot-partition path)", hotTable, headlineEntities, insertOp(true)},
-	{"insert-or-replace", "Insert Or Replace Entity (PUT) over a random preloaded entity", readTable, headlineEntities, upsertOp(http.MethodPut)},
-	{"insert-or-merge", "Insert Or Merge Entity (MERGE) over a random preloaded entity", readTable, headlineEntities, upsertOp("MERGE")},
-	{"point-get", "Query Entity by PartitionKey and RowKey, a random preloaded entity", readTable, headlineEntities, pointGetOp},
-	{"batch-insert", "Entity group transaction ($batch) inserting 100 new entities into one partition", batchTable, headlineEntities, batchInsertOp},
-	{"partition-scan", "Query Entities for one random partition whole (PartitionKey eq …), following continuations", readTable, headlineEntities, partitionScanOp},
-	{"table-scan-filtered", "Query Entities over the whole table for Category eq 42 (1% of it), following continuations", readTable, headlineExamined, tableScanOp},
-	{"mixed", "80% point-get, 20% insert-or-replace, over random preloaded entities", readTable, headlineOps, mixedOp},
+	{"insert", "Insert Entity of a new entity, spread over --partitions partitions", insertTable, headlineEntities, insertOp(false), noQueue},
+	{"insert-one-partition", "Insert Entity of a new entity, all in one partition (the hot-partition path)", hotTable, headlineEntities, insertOp(true), noQueue},
+	{"insert-or-replace", "Insert Or Replace Entity (PUT) over a random preloaded entity", readTable, headlineEntities, upsertOp(http.MethodPut), noQueue},
+	{"insert-or-merge", "Insert Or Merge Entity (MERGE) over a random preloaded entity", readTable, headlineEntities, upsertOp("MERGE"), noQueue},
+	{"point-get", "Query Entity by PartitionKey and RowKey, a random preloaded entity", readTable, headlineEntities, pointGetOp, noQueue},
+	{"batch-insert", "Entity group transaction ($batch) inserting 100 new entities into one partition", batchTable, headlineEntities, batchInsertOp, noQueue},
+	{"partition-scan", "Query Entities for one random partition whole (PartitionKey eq …), following continuations", readTable, headlineEntities, partitionScanOp, noQueue},
+	{"table-scan-filtered", "Query Entities over the whole table for Category eq 42 (1% of it), following continuations", readTable, headlineExamined, tableScanOp, noQueue},
+	{"mixed", "80% point-get, 20% insert-or-replace, over random preloaded entities", readTable, headlineOps, mixedOp, noQueue},
 }
 
 func findWorkload(name string) (workload, bool) {
-	for _, wl := range workloads {
+	for _, wl := range append(workloads[:len(workloads):len(workloads)], queueWorkloads...) {
 		if wl.name == name {
 			return wl, true
 		}

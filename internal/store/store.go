@@ -56,6 +56,11 @@ type Range struct {
 	Start        Key
 	End          Key
 	EndUnbounded bool
+	// Limit, when positive, says the caller expects to stop after about that many records:
+	// a backend that reads ahead in pages (over a network) reads no more than Limit in its
+	// first. It is only a hint: Scan still yields every record of the range while fn asks
+	// for more.
+	Limit int
 }
 
 // SpaceRange is the range covering all of space.

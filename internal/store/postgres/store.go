@@ -263,8 +263,8 @@ func (s *Store) Get(ctx context.Context, key store.Key) (store.Record, error) {
 // with an error.
 //
 // A range that fits in one page is read in one round trip, and its transaction ends and its
-// connection goes back to the pool before fn is called. A longer one keeps its connection
-// (and transaction) until
+// connection goes back to the pool before fn is called; the first page holds r.Limit records
+// when that is fewer. A longer one keeps its connection (and transaction) until
 // the range is exhausted or fn stops, so fn runs while a connection is held; it is not
 // counted against Options.MaxConns meanwhile, so fn may call the store (see pool.park). A
 // connection lost after the first page ends the Scan with an error wrapping
@@ -289,6 +289,10 @@ func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (
 	// conn holds the snapshot's transaction while pages remain to be read.
 	var conn *pgx.Conn
 	var page []store.Record
+	firstRows := s.pageRows
+	if r.Limit > 0 && r.Limit < firstRows {
+		firstRows = r.Limit
+	}
 	err := s.retry(ctx, "scan", func() error {
 		c, err := s.pool.acquire(ctx)
 		if err != nil {
@@ -296,9 +300,9 @@ func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (
 		}
 		b := &pgx.Batch{}
 		b.Queue(sqlBeginScan)
-		s.queuePage(b, sqlScanFrom, r.Space, r.Start, end, &page)
+		s.queuePage(b, sqlScanFrom, r.Space, r.Start, end, firstRows, &page)
 		err = c.SendBatch(ctx, b).Close()
-		if err == nil && len(page) == s.pageRows {
+		if err == nil && len(page) == firstRows {
 			conn = c
 			return nil
 		}
@@ -321,7 +325,7 @@ func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (
 		}
 		from := page[len(page)-1].Key
 		b := &pgx.Batch{}
-		s.queuePage(b, sqlScanAfter, r.Space, from, end, &page)
+		s.queuePage(b, sqlScanAfter, r.Space, from, end, s.pageRows, &page)
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			lost := conn.IsClosed()
 			s.pool.release(conn)
@@ -341,12 +345,12 @@ func (s *Store) Scan(ctx context.Context, r store.Range, fn func(store.Record) (
 	}
 }
 
-// queuePage queues the query of one page of at most s.pageRows records of space, from from
+// queuePage queues the query of one page of at most limit records of space, from from
 // (included by sqlScanFrom, excluded by sqlScanAfter) to end (excluded), to be stored in
 // *page when the batch is closed.
-func (s *Store) queuePage(b *pgx.Batch, sql, space string, from, end store.Key, page *[]store.Record) {
+func (s *Store) queuePage(b *pgx.Batch, sql, space string, from, end store.Key, limit int, page *[]store.Record) {
 	b.Queue(sql, keyHead(from), keyHead(end), bytea(from.Space), bytea(from.Partition), bytea(from.Row),
-		bytea(end.Space), bytea(end.Partition), bytea(end.Row), s.pageRows,
+		bytea(end.Space), bytea(end.Partition), bytea(end.Row), limit,
 	).Query(func(rows pgx.Rows) error {
 		*page = (*page)[:0]
 		// Rows of one partition follow each other: keep its string rather than allocate

@@ -56,6 +56,26 @@ func testScanReadsOneSnapshot(t *testing.T, s store.Store) {
 	}
 }
 
+// Limit is a hint: a scan that asks for more gets every record, from one snapshot.
+func testScanLimitIsOnlyAHint(t *testing.T, s store.Store) {
+	before := populateRows(t, s, 50)
+	r := store.PartitionRange("t", "p")
+	r.Limit = 3
+	var got []store.Record
+	err := s.Scan(t.Context(), r, func(rec store.Record) (bool, error) {
+		if len(got) == 0 {
+			commit(t, s, store.Mutation{Key: store.Key{Space: "t", Partition: "p", Row: "r040"}, Delete: true})
+		}
+		rec.Value = bytes.Clone(rec.Value) // lent only for the call
+		got = append(got, rec)
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	requireRecords(t, "Scan with Limit 3 asking for every record", got, before)
+}
+
 func testScanStopsWhenFnReturnsFalse(t *testing.T, s store.Store) {
 	populateRows(t, s, 10)
 	calls := 0

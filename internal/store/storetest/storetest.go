@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"EmptyCommitSucceeds", testEmptyCommitSucceeds},
 		{"ReadersNeverSeePartOfACommit", testReadersNeverSeePartOfACommit},
 		{"ScanReadsOneSnapshot", testScanReadsOneSnapshot},
+		{"ScanLimitIsOnlyAHint", testScanLimitIsOnlyAHint},
 		{"ScanStopsWhenFnReturnsFalse", testScanStopsWhenFnReturnsFalse},
 		{"ScanReturnsFnError", testScanReturnsFnError},
 		{"ScanStopsWhenContextIsDone", testScanStopsWhenContextIsDone},
