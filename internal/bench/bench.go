@@ -159,8 +159,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		if wl.blob != nil {
 			p := &rep.Parameters
-			p.BlobSize, p.BlockSize, p.BlobParallel = cfg.blobSize, cfg.blockSize, cfg.blobParallel
-			p.SmallSize, p.SmallBlobs, p.ListBlobs, p.ListPage = cfg.smallSize, cfg.smallBlobs, cfg.listBlobs, cfg.listPage
+			switch wl.blob.container {
+			case bigContainer, uploadContainer:
+				p.BlobSize, p.BlockSize, p.BlobParallel = cfg.blobSize, cfg.blockSize, cfg.blobParallel
+			case smallContainer:
+				p.SmallSize, p.SmallBlobs = cfg.smallSize, cfg.smallBlobs
+			case putContainer:
+				p.SmallSize = cfg.smallSize
+			case listContainer:
+				p.ListBlobs, p.ListPage = cfg.listBlobs, cfg.listPage
+			}
 		}
 	}
 

@@ -284,12 +284,13 @@ func newTransfer(cfg *config, deadline time.Time, maxRounds int64) *transfer {
 func blocksOf(cfg *config) int64 { return (cfg.blobSize + cfg.blockSize - 1) / cfg.blockSize }
 
 // claim returns the round (which blob) and block of the next block to move, or ok false when
-// the blob in progress is all claimed and none may start.
+// the blob in progress is all claimed and none may start. The first blob always starts, so
+// that a run moves at least one whatever its --duration.
 func (x *transfer) claim() (round, block int64, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	round = x.next / x.blocks
-	if x.next%x.blocks == 0 && (!time.Now().Before(x.deadline) || x.maxRounds > 0 && round >= x.maxRounds) {
+	if x.next%x.blocks == 0 && round > 0 && (!time.Now().Before(x.deadline) || x.maxRounds > 0 && round >= x.maxRounds) {
 		return 0, 0, false
 	}
 	block = x.next % x.blocks

@@ -188,9 +188,19 @@ func printHeader(w io.Writer, rep *Report) {
 			p.MessageSize, Thousands(float64(p.Messages)), Thousands(float64(p.QueueDepth)))
 	}
 	if p.BlobSize > 0 {
-		fmt.Fprintf(w, ", a %s blob in %s blocks or ranges, %d in flight; %s small blobs (%s preloaded); List Blobs pages of %s in %s blobs (a blob counts as an entity)",
-			fmtBytes(p.BlobSize), fmtBytes(p.BlockSize), p.BlobParallel, fmtBytes(int64(p.SmallSize)), Thousands(float64(p.SmallBlobs)),
-			Thousands(float64(p.ListPage)), Thousands(float64(p.ListBlobs)))
+		fmt.Fprintf(w, ", a %s blob in %s blocks or ranges, %d in flight", fmtBytes(p.BlobSize), fmtBytes(p.BlockSize), p.BlobParallel)
+	}
+	if p.SmallSize > 0 {
+		fmt.Fprintf(w, ", %s small blobs", fmtBytes(int64(p.SmallSize)))
+		if p.SmallBlobs > 0 {
+			fmt.Fprintf(w, " (%s preloaded)", Thousands(float64(p.SmallBlobs)))
+		}
+	}
+	if p.ListBlobs > 0 {
+		fmt.Fprintf(w, ", List Blobs pages of %s in %s blobs", Thousands(float64(p.ListPage)), Thousands(float64(p.ListBlobs)))
+	}
+	if p.BlobSize > 0 || p.SmallSize > 0 || p.ListBlobs > 0 {
+		fmt.Fprint(w, " (a blob counts as an entity)")
 	}
 	fmt.Fprintln(w)
 	for _, e := range rep.Endpoints {
