@@ -20,6 +20,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -388,6 +389,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 		return nil, a, b, fmt.Errorf("--small-blobs and --list-blobs must be at least 1")
 	case cfg.listPage < 1 || cfg.listPage > 5000:
 		return nil, a, b, fmt.Errorf("--list-page must be 1 to 5000")
+	}
+	if cfg.diskDir != "" {
+		if fi, err := os.Stat(cfg.diskDir); err != nil || !fi.IsDir() {
+			return nil, a, b, fmt.Errorf("--disk-dir %q is not a directory", cfg.diskDir)
+		}
 	}
 	if err := checkTablePrefix(cfg.tablePrefix); err != nil {
 		return nil, a, b, err

@@ -197,7 +197,7 @@ func TestTransferFinishesTheBlobItStarted(t *testing.T) {
 	}
 }
 
-func TestSizesParse(t *testing.T) {
+func TestBlobSizesAndFlagsAreChecked(t *testing.T) {
 	for s, want := range map[string]int64{"4096": 4096, "4KiB": 4096, "4k": 4096, "64MiB": 64 << 20, "1GiB": 1 << 30, "2G": 2 << 30, "7B": 7} {
 		if got, err := parseSize(s); err != nil || got != want {
 			t.Errorf("%q: %d, %v; want %d", s, got, err, want)
@@ -208,9 +208,18 @@ func TestSizesParse(t *testing.T) {
 			t.Errorf("%q parsed", s)
 		}
 	}
-	var out, errOut bytes.Buffer
-	err := Main(context.Background(), []string{"--block-size", "100000"}, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "--block-size") {
-		t.Errorf("a block size that is no multiple of 64KiB: %v", err)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--block-size", "100000"}, "--block-size"},
+		{[]string{"--blob-size", "4GiB", "--block-size", "64KiB"}, "50,000 blocks"},
+		{[]string{"--list-page", "5001"}, "--list-page"},
+		{[]string{"--disk-dir", "/nonexistent/dir"}, "--disk-dir"},
+	} {
+		var out, errOut bytes.Buffer
+		if err := Main(context.Background(), c.args, &out, &errOut); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error about %s", c.args, err, c.want)
+		}
 	}
 }
