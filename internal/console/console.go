@@ -21,6 +21,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/metrics"
+	"github.com/tabula-dev/tabula/internal/queue"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/table"
 )
@@ -36,6 +37,7 @@ type Options struct {
 	Store    store.Store
 	Tables   *table.Service    // nil: the page has no tables
 	Blobs    *blob.Service     // nil: no containers
+	Queues   *queue.Service    // nil: no queues
 	Insights *insight.Observer // nil: /insights lists nothing
 	Faults   *faults.Set       // nil: no admin API for fault rules
 	// Accounts authenticate the admin API: HTTP Basic with an account's name and one of its
