@@ -12,8 +12,8 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 )
 
-// The web console at / works on the data the table and blob endpoints serve: the same store,
-// through the same services.
+// The web console at / works on the data the table, blob and queue endpoints serve: the same
+// store, through the same services.
 func TestTheWebConsoleSeesWhatTheEndpointsStore(t *testing.T) {
 	_, out := startTabulaOutput(t, "--in-memory")
 	c := client(t, out.endpoint, "shown")
@@ -55,10 +55,24 @@ func TestTheWebConsoleSeesWhatTheEndpointsStore(t *testing.T) {
 	if _, err := blobs.UploadBuffer(context.Background(), "files", "a/b.txt", []byte("bytes"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if status, body := get("/api/hello"); status != 200 || !strings.Contains(body, `"blob"`) {
+	if status, body := get("/api/hello"); status != 200 || !strings.Contains(body, `"blob"`) || !strings.Contains(body, `"queue"`) {
 		t.Errorf("hello: %d %s", status, body)
 	}
 	if status, body := get("/api/accounts/devstoreaccount1/containers/files/blob?name=a/b.txt"); status != 200 || body != "bytes" {
 		t.Errorf("blob: %d %s", status, body)
+	}
+
+	q := queueClient(t, out, "jobs")
+	if _, err := q.Create(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.EnqueueMessage(context.Background(), "build #7", nil); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := get("/api/accounts/devstoreaccount1/queues"); status != 200 || !strings.Contains(body, `"name": "jobs"`) || !strings.Contains(body, `"approximateMessageCount": 1`) {
+		t.Errorf("queues: %d %s", status, body)
+	}
+	if status, body := get("/api/accounts/devstoreaccount1/queues/jobs/messages"); status != 200 || !strings.Contains(body, `"text": "build #7"`) {
+		t.Errorf("messages: %d %s", status, body)
 	}
 }

@@ -438,7 +438,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if sc, ok := st.(interface{ Collector() prometheus.Collector }); ok {
 			metrics.Register(sc.Collector())
 		}
-		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Tables: tables, Blobs: blobs, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		consoleSrv := &http.Server{Handler: console.Handler(console.Options{Store: st, Tables: tables, Blobs: blobs, Queues: queues, Insights: insights, Faults: faultSet, Accounts: accounts}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 		go func() { _ = consoleSrv.Serve(consoleLn) }()
 		defer consoleSrv.Close()
 		hostPort, _ := usableHostPort(consoleLn.Addr())

@@ -23,7 +23,7 @@ import (
 // (base64, as in connection strings); the calls under /api/accounts/{account}/ act on that
 // account only, and refuse the credentials of another. Bodies and answers are JSON.
 //
-//	GET    /api/hello                          {"services":["table","blob"],"development":{"account","key"}}
+//	GET    /api/hello                          {"services":["table","blob","queue"],"development":{"account","key"}}
 //	                                           (no credentials; development only while
 //	                                           devstoreaccount1 is hosted with its public key)
 //	GET    /api/accounts                       {"account": yours, "accounts": every hosted name}
@@ -49,10 +49,35 @@ import (
 //	                                           without overwrite
 //	GET    /api/accounts/{a}/containers/{c}/blob?name   → the bytes, as an attachment
 //	DELETE /api/accounts/{a}/containers/{c}/blob?name[&snapshots=include] → 204
+//	GET    /api/accounts/{a}/queues?prefix&top&next
+//	                                           {"queues":[{"name","approximateMessageCount"}], "next"}
+//	POST   /api/accounts/{a}/queues            {"name"} → 201 {"name"}; 409 QueueAlreadyExists
+//	                                           when it exists (where Create Queue answers 204)
+//	DELETE /api/accounts/{a}/queues/{q}        → 204, with its messages
+//	GET    /api/accounts/{a}/queues/{q}/messages?numofmessages
+//	                                           Peek Messages (1-32, default 32):
+//	                                           {"messages":[Message], "approximateMessageCount"}
+//	POST   /api/accounts/{a}/queues/{q}/messages?visibilitytimeout&messagettl  {"text"}
+//	                                           Put Message (seconds; defaults 0 and 7 days,
+//	                                           messagettl=-1 never expires) → 201 Message
+//	DELETE /api/accounts/{a}/queues/{q}/messages            Clear Messages → 204
+//	POST   /api/accounts/{a}/queues/{q}/messages/get?numofmessages&visibilitytimeout
+//	                                           Get Messages (1-32, default 1; seconds, default
+//	                                           30) → {"messages":[Message]}, with pop receipts
+//	DELETE /api/accounts/{a}/queues/{q}/messages/{id}?popreceipt  Delete Message → 204
 //	GET|PUT|POST|DELETE /api/faults[/{id}]     the fault rules, as /admin/faults
 //
 // Blob is {"name", "type", "size", "contentType", "lastModified", "etag", "lease",
 // "accessTier"}.
+//
+// Message is {"id", "insertionTime", "expirationTime", "timeNextVisible", "popReceipt",
+// "dequeueCount", "text"}, times in RFC 3339: Peek leaves out timeNextVisible and popReceipt,
+// Put leaves out dequeueCount and text. A message that never expires expires
+// 9999-12-31T23:59:59Z, as Azure shows it. The message calls take the Queue service's query
+// parameters under its names, and its limits and refusals are the service's (a text over 64
+// KiB of UTF-8 is 413 RequestBodyTooLarge; a stale pop receipt 404 MessageNotFound). A text
+// holding characters XML 1.0 cannot carry is 400 InvalidXmlDocument, as on the Queue endpoint:
+// no SDK could send or receive it.
 //
 // Entity is {"PartitionKey", "RowKey", "Timestamp", "etag", "properties": [{"name", "type",
 // "value"}]}: every value is text in the form the service writes it (Int64 and DateTime as
@@ -169,6 +194,9 @@ func routeAPI(mux *http.ServeMux, o Options) {
 		if o.Blobs != nil {
 			hello.Services = append(hello.Services, "blob")
 		}
+		if o.Queues != nil {
+			hello.Services = append(hello.Services, "queue")
+		}
 		if own.hostsDevelopmentAccount() {
 			hello.Development = map[string]string{"account": auth.DevelopmentAccountName, "key": auth.DevelopmentAccountKey}
 		}
@@ -201,6 +229,17 @@ func routeAPI(mux *http.ServeMux, o Options) {
 		mux.HandleFunc("GET /api/accounts/{account}/containers/{container}/blob", own.authenticated(b.blobCall))
 		mux.HandleFunc("PUT /api/accounts/{account}/containers/{container}/blob", own.authenticated(b.blobCall))
 		mux.HandleFunc("DELETE /api/accounts/{account}/containers/{container}/blob", own.authenticated(b.blobCall))
+	}
+	if o.Queues != nil {
+		q := queuesAPI{o.Queues}
+		mux.HandleFunc("GET /api/accounts/{account}/queues", own.authenticated(q.listQueues))
+		mux.HandleFunc("POST /api/accounts/{account}/queues", own.authenticated(q.createQueue))
+		mux.HandleFunc("DELETE /api/accounts/{account}/queues/{queue}", own.authenticated(q.deleteQueue))
+		mux.HandleFunc("GET /api/accounts/{account}/queues/{queue}/messages", own.authenticated(q.messages))
+		mux.HandleFunc("POST /api/accounts/{account}/queues/{queue}/messages", own.authenticated(q.messages))
+		mux.HandleFunc("DELETE /api/accounts/{account}/queues/{queue}/messages", own.authenticated(q.messages))
+		mux.HandleFunc("POST /api/accounts/{account}/queues/{queue}/messages/get", own.authenticated(q.getMessages))
+		mux.HandleFunc("DELETE /api/accounts/{account}/queues/{queue}/messages/{id}", own.authenticated(q.deleteMessage))
 	}
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, azerr.Newf(azerr.ResourceNotFound, "The console's API has no call %s %s.", r.Method, r.URL.Path))

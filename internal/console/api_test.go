@@ -19,6 +19,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
+	"github.com/tabula-dev/tabula/internal/queue"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
 )
@@ -32,10 +33,12 @@ type apiFixture struct {
 	faults   *faults.Set
 	insights *insight.Observer
 	blobs    *blob.Service
+	queues   *queue.Service
+	clock    *clock // the Queue service's
 }
 
-// newAPI serves the console with the Table and Blob services, devstoreaccount1 and a second
-// account.
+// newAPI serves the console with the Table, Blob and Queue services, devstoreaccount1 and a
+// second account.
 func newAPI(t *testing.T, accounts ...auth.Account) *apiFixture {
 	t.Helper()
 	st, err := pebble.Open("", pebble.Options{InMemory: true})
@@ -47,8 +50,9 @@ func newAPI(t *testing.T, accounts ...auth.Account) *apiFixture {
 		other, _ := base64.StdEncoding.DecodeString(otherKey)
 		accounts = []auth.Account{auth.DevelopmentAccount(), {Name: "other", Keys: [][]byte{other}}}
 	}
-	f := &apiFixture{tables: table.New(st), faults: &faults.Set{}, insights: insight.New(insight.DefaultConfig(), nil), blobs: blob.New(st, st)}
-	srv := httptest.NewServer(Handler(Options{Store: st, Tables: f.tables, Blobs: f.blobs, Faults: f.faults, Accounts: accounts, Insights: f.insights}))
+	f := &apiFixture{tables: table.New(st), faults: &faults.Set{}, insights: insight.New(insight.DefaultConfig(), nil), blobs: blob.New(st, st), clock: &clock{}}
+	f.queues = queue.New(st, queue.Options{Now: f.clock.Now})
+	srv := httptest.NewServer(Handler(Options{Store: st, Tables: f.tables, Blobs: f.blobs, Queues: f.queues, Faults: f.faults, Accounts: accounts, Insights: f.insights}))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f
@@ -122,7 +126,7 @@ func TestHelloOffersTheDevelopmentKeyOnlyWhileThatAccountIsHostedWithIt(t *testi
 		Development map[string]string
 	}
 	newAPI(t).as(t, "", "", "GET", "/api/hello", nil).decode(t, &hello)
-	if fmt.Sprint(hello.Services) != "[table blob]" || hello.Development["account"] != "devstoreaccount1" || hello.Development["key"] != auth.DevelopmentAccountKey {
+	if fmt.Sprint(hello.Services) != "[table blob queue]" || hello.Development["account"] != "devstoreaccount1" || hello.Development["key"] != auth.DevelopmentAccountKey {
 		t.Fatalf("%+v", hello)
 	}
 	for name, accounts := range map[string][]auth.Account{

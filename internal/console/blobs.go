@@ -17,15 +17,16 @@ import (
 
 type blobsAPI struct{ svc *blob.Service }
 
-// listTop reads a listing's top parameter: 1 to blob.MaxListResults, pageSize when absent.
-func listTop(r *http.Request) (int, error) {
+// listTop reads a listing's top parameter: 1 to most (the service's largest page), pageSize
+// when absent.
+func listTop(r *http.Request, most int) (int, error) {
 	s := r.URL.Query().Get("top")
 	if s == "" {
 		return pageSize, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > blob.MaxListResults {
-		return 0, azerr.Newf(azerr.InvalidQueryParameterValue, "top=%q: a page holds 1 to %d items.", s, blob.MaxListResults)
+	if err != nil || n < 1 || n > most {
+		return 0, azerr.Newf(azerr.InvalidQueryParameterValue, "top=%q: a page holds 1 to %d items.", s, most)
 	}
 	return n, nil
 }
@@ -38,7 +39,7 @@ type apiContainer struct {
 }
 
 func (a blobsAPI) listContainers(w http.ResponseWriter, r *http.Request, account string) {
-	top, err := listTop(r)
+	top, err := listTop(r, blob.MaxListResults)
 	if err != nil {
 		fail(w, err)
 		return
@@ -102,7 +103,7 @@ func blobOf(b *blob.Blob) apiBlob {
 // listBlobs is List Blobs: with a delimiter, names whose rest after the prefix holds it fold
 // into one prefix ("folder").
 func (a blobsAPI) listBlobs(w http.ResponseWriter, r *http.Request, account string) {
-	top, err := listTop(r)
+	top, err := listTop(r, blob.MaxListResults)
 	if err != nil {
 		fail(w, err)
 		return

@@ -370,6 +370,55 @@ func TestTheConsoleInChromium(t *testing.T) {
 	b.do("into the folder", chromedp.Click(css(`#blobs tr.folder a`)))
 	b.wait("the folder's blob", `document.querySelector('#blobs tr.blob[data-name="2024/q1.csv"]')`)
 
+	// Queues: one created on the page, a message put, peeked, received with a pop receipt
+	// and deleted with it; two more put, and the queue cleared.
+	b.do("the queues", chromedp.Click(css(`#side a[href="#/queues"]`)))
+	b.wait("no queue yet", `document.querySelector('#queues td.muted')`)
+	b.do("a new queue", chromedp.SendKeys(css("#new-queue"), "jobs"), chromedp.Click(css(`.pane-head form button[type="submit"]`)))
+	b.wait("the new queue", `document.querySelector('#queues a.item-link')?.textContent === 'jobs' && document.querySelector('#queues td.count')?.textContent === '0'`)
+	jobs, err := f.queues.Queue(ctx, "devstoreaccount1", "jobs")
+	if err != nil {
+		t.Fatalf("the queue the page created: %v", err)
+	}
+	b.do("opening jobs", chromedp.Click(css(`#queues a.item-link`)))
+	b.wait("the empty queue", `document.querySelector('#peeked td.muted')`)
+	b.do("a visibility timeout past 7 days", chromedp.SetValue(css("#m-text"), "too late"), chromedp.SetValue(css("#m-visibility"), "604801"), chromedp.Click(css("#m-put")))
+	b.wait("the refusal", `document.querySelector('#queue-feedback .error')`)
+	if got := b.text("#queue-feedback"); !strings.Contains(got, "400 OutOfRangeQueryParameterValue") || !strings.Contains(got, "visibilitytimeout=604801") {
+		t.Errorf("refusal %q", got)
+	}
+	b.do("visible at once", chromedp.SetValue(css("#m-visibility"), "0"))
+	b.do("a message", chromedp.SetValue(css("#m-text"), "build #7 <main>\nthen deploy"), chromedp.Click(css("#m-put")))
+	b.wait("the message, peeked", `document.querySelector('#peeked tr.message td.text')?.textContent === 'build #7 <main>\nthen deploy' && document.querySelector('#q-count').textContent.startsWith('≈ 1 message,')`)
+	if ms, err := f.queues.PeekMessages(ctx, jobs, 32); err != nil || len(ms) != 1 || ms[0].Text != "build #7 <main>\nthen deploy" {
+		t.Fatalf("stored %+v %v", ms, err)
+	}
+	b.shot("queue-peek")
+	b.do("receiving it", chromedp.SetValue(css("#r-visibility"), "60"), chromedp.Click(css("#r-get")))
+	b.wait("the received message", `document.querySelector('#received tr.received .receipt')?.textContent.length === 27 && !document.querySelector('#peeked tr.message')`)
+	if got := b.text("#received tr.received td.num"); got != "1" {
+		t.Errorf("the received message's dequeue count shows %q", got)
+	}
+	if ms, err := f.queues.PeekMessages(ctx, jobs, 32); err != nil || len(ms) != 0 {
+		t.Fatalf("a received message is still visible: %+v %v", ms, err)
+	}
+	b.shot("queue-received")
+	b.do("deleting it", chromedp.Click(css("#received tr.received .m-delete")))
+	b.wait("the message gone", `!document.querySelector('#received tr.received') && document.querySelector('#queue-feedback .notice')?.textContent.includes('is deleted') && document.querySelector('#q-count').textContent.startsWith('≈ 0 messages')`)
+	if n, err := f.queues.ApproximateMessageCount(ctx, jobs); err != nil || n != 0 {
+		t.Fatalf("after the deletion the queue holds %d messages (%v)", n, err)
+	}
+	for i, text := range []string{"first", "second"} {
+		b.do("another message", chromedp.SetValue(css("#m-text"), text), chromedp.Click(css("#m-put")))
+		b.wait("it peeked", fmt.Sprintf(`document.querySelectorAll('#peeked tr.message').length === %d`, i+1))
+	}
+	b.do("clearing", chromedp.Click(css("#q-clear")))
+	b.wait("the queue cleared", `!document.querySelector('#peeked tr.message') && document.querySelector('#queue-feedback .notice')?.textContent.includes('cleared') && document.querySelector('#q-count').textContent.startsWith('≈ 0 messages')`)
+	if n, err := f.queues.ApproximateMessageCount(ctx, jobs); err != nil || n != 0 {
+		t.Fatalf("after Clear the queue holds %d messages (%v)", n, err)
+	}
+	b.shot("queue-cleared")
+
 	// The design guide's findings, with their advice.
 	b.do("the design guide", chromedp.Click(css(`#side a[href="#/insights"]`)))
 	b.wait("the findings", `document.querySelector('#findings article[data-kind="costly-query"]') && document.querySelector('#findings article[data-kind="hot-partition"]')`)

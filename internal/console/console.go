@@ -21,6 +21,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/metrics"
+	"github.com/tabula-dev/tabula/internal/queue"
 	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/table"
 )
@@ -36,6 +37,7 @@ type Options struct {
 	Store    store.Store
 	Tables   *table.Service    // nil: the page has no tables
 	Blobs    *blob.Service     // nil: no containers
+	Queues   *queue.Service    // nil: no queues
 	Insights *insight.Observer // nil: /insights lists nothing
 	Faults   *faults.Set       // nil: no admin API for fault rules
 	// Accounts authenticate the admin API: HTTP Basic with an account's name and one of its
@@ -51,14 +53,21 @@ func Handler(o Options) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
-	// Ready means the store answers reads: a supervisor should send no traffic to a front-end
-	// whose database is unreachable.
+	// Ready means the store answers reads and can take writes: a supervisor should send no
+	// traffic to a front-end whose database is unreachable or whose disk has failed.
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
 		if _, err := st.Get(ctx, readyKey); err != nil && !errors.Is(err, store.ErrNotFound) {
 			http.Error(w, "the store does not answer: "+err.Error(), http.StatusServiceUnavailable)
 			return
+		}
+		// A store that still reads but can no longer write is no use behind a load balancer.
+		if wr, ok := st.(store.Writable); ok {
+			if err := wr.CanWrite(); err != nil {
+				http.Error(w, "the store refuses writes: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 		}
 		fmt.Fprintln(w, "ready")
 	})

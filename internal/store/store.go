@@ -182,6 +182,13 @@ type Exclusive interface {
 	ExclusiveToProcess()
 }
 
+// Writable is implemented by a store that can lose the ability to write while it still
+// serves reads (store/pebble, once its disk has failed: it refuses writes until restarted).
+type Writable interface {
+	// CanWrite returns nil while commits may succeed, else why every commit will fail.
+	CanWrite() error
+}
+
 // Store is the ordered key-value contract.
 //
 // Consistency: every method sees all commits that returned before it was called (linearizable

@@ -415,28 +415,5 @@ func lowerASCII(c byte) byte {
 // an exclusive store writes and deletions exclude each other). grace should exceed the time
 // any request can take. It returns how many deletions were swept.
 func (s *Service) SweepDeletedTables(ctx context.Context, grace time.Duration) (int, error) {
-	cutoff := int64(edm.TicksOf(s.now().Add(-grace)))
-	var due []store.Record
-	err := s.store.Scan(ctx, store.SpaceRange(deletedSpace), func(rec store.Record) (bool, error) {
-		if rec.Version <= cutoff {
-			due = append(due, store.Record{Key: rec.Key, Version: rec.Version})
-		}
-		return true, nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	for i, rec := range due {
-		if err := s.store.DeleteSpace(ctx, rec.Key.Row); err != nil {
-			return i, err
-		}
-		err := s.store.Commit(ctx, []store.Mutation{{
-			Key: rec.Key, Delete: true, Expect: store.Expect{Kind: store.ExpectVersion, Version: rec.Version},
-		}})
-		var cf *store.ConditionFailedError
-		if err != nil && !errors.As(err, &cf) { // a failed condition: another front-end swept it
-			return i, err
-		}
-	}
-	return len(due), nil
+	return store.SweepTombstones(ctx, s.store, deletedSpace, int64(edm.TicksOf(s.now().Add(-grace))))
 }

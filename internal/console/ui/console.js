@@ -175,6 +175,10 @@ function route() {
       if (!session.has('blob')) break;
       if (!name) return resourcesPane(main, seq, 'containers');
       return containerPane(main, seq, name, q);
+    case 'queues':
+      if (!session.has('queue')) break;
+      if (!name) return resourcesPane(main, seq, 'queues');
+      return queuePane(main, seq, name);
     case 'insights': return insightsPane(main, seq);
     case 'faults': return faultsPane(main, seq);
   }
@@ -202,6 +206,7 @@ function renderSide(active) {
     h('div', { class: 'side-account' }, session.account),
     session.has('table') && link('tables', 'Tables', 'The Table service: tables and entities'),
     session.has('blob') && link('containers', 'Containers', 'The Blob service: containers and blobs'),
+    session.has('queue') && link('queues', 'Queues', 'The Queue service: queues and messages'),
     h('div', { class: 'side-head' }, 'Operator'),
     link('insights', 'Design guide', "What Azure's design guide would warn about in this workload"),
     link('faults', 'Fault rules', 'Requests that fail on purpose'),
@@ -277,6 +282,14 @@ const resources = {
     empty: 'No containers yet: create one above, or with any SDK.',
     columns: ['Last modified', 'Lease'],
     cells: (c) => [h('td', { class: 'time' }, when(c.lastModified)), h('td', {}, c.lease)],
+  },
+  queues: {
+    title: 'Queues', noun: 'queue', service: 'queue',
+    hint: '3 to 63 lower-case letters, digits and single hyphens',
+    gone: (n) => `Delete queue ${n} and every message in it?`,
+    empty: 'No queues yet: create one above, or with any SDK.',
+    columns: ['Messages (approximate)'],
+    cells: (q) => [h('td', { class: 'num count' }, n(q.approximateMessageCount))],
   },
 };
 
@@ -660,6 +673,155 @@ function containerPane(main, seq, container, q) {
       h('thead', {}, h('tr', {}, ['Name', 'Size', 'Content type', 'Last modified', ''].map((x) => h('th', {}, x)))), rows),
     list.el);
   list.first();
+}
+
+// ---- queues --------------------------------------------------------------------------------
+
+// A message that never expires expires at the end of 9999, as Azure shows it.
+function expiry(t) { return t && t.startsWith('9999-') ? 'never' : when(t); }
+
+const plural = (k, one, many) => `${n(k)} ${k === 1 ? one : many}`;
+
+// queuePane shows a queue's first visible messages as Peek Messages sees them, without
+// changing anything; puts messages; receives them as a worker would (Get Messages: each turns
+// invisible for the visibility timeout and comes with a pop receipt); deletes received ones by
+// their receipt; and clears the queue. Numbers go to the service as typed, so that it judges
+// them as it judges an SDK's.
+function queuePane(main, seq, queue) {
+  const base = accountPath() + '/queues/' + encodeURIComponent(queue) + '/messages';
+  const box = h('div', { class: 'feedback', id: 'queue-feedback' }); // what an action did
+  const count = h('span', { class: 'muted', id: 'q-count' });
+  const peeked = h('tbody');
+  const received = h('tbody');
+  const gotten = new Map(); // id → message received on this page and not deleted since
+
+  async function peek() {
+    try {
+      const data = await guarded(api('GET', base));
+      if (seq !== viewSeq) return;
+      count.textContent = '≈ ' + plural(data.approximateMessageCount, 'message', 'messages') + ', invisible ones included';
+      put(peeked, data.messages.map((m) => h('tr', { class: 'message', 'data-id': m.id },
+        h('td', { class: 'key' }, m.id),
+        h('td', { class: 'time' }, when(m.insertionTime)),
+        h('td', { class: 'time' }, expiry(m.expirationTime)),
+        h('td', { class: 'num' }, n(m.dequeueCount)),
+        h('td', { class: 'text' }, clip(m.text, 300)))));
+      if (data.messages.length === 0) {
+        put(peeked, h('tr', {}, h('td', { colspan: 5, class: 'muted' }, data.approximateMessageCount > 0
+          ? 'No message is visible now: those in the queue were received or put invisible, and come back when their time comes.'
+          : 'The queue is empty: put a message above, or with any SDK.')));
+      }
+    } catch (e) { if (seq === viewSeq) showIn(box, errorBox(e)); }
+  }
+
+  function showReceived() {
+    put(received, [...gotten.values()].map((m) => h('tr', { class: 'received', 'data-id': m.id },
+      h('td', { class: 'key' }, m.id),
+      h('td', { class: 'num' }, n(m.dequeueCount)),
+      h('td', { class: 'time' }, when(m.timeNextVisible)),
+      h('td', { class: 'key receipt' }, m.popReceipt),
+      h('td', { class: 'text' }, clip(m.text, 300)),
+      h('td', { class: 'row-actions' }, h('button', {
+        type: 'button', class: 'quiet danger m-delete', title: 'Delete Message, with this pop receipt', onclick: (ev) => remove(ev.target, m),
+      }, 'Delete')))));
+    if (gotten.size === 0) put(received, h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'Nothing received on this page yet.')));
+  }
+
+  async function remove(button, m) {
+    try {
+      await busy(button, guarded(api('DELETE', base + '/' + encodeURIComponent(m.id), { query: { popreceipt: m.popReceipt } })));
+      gotten.delete(m.id);
+      showReceived();
+      showIn(box, notice(`Message ${m.id} is deleted.`));
+      peek();
+    } catch (e) {
+      // 404 MessageNotFound: the receipt is stale (received again, by anyone, since) or the
+      // message expired or went.
+      showIn(box, errorBox(e));
+    }
+  }
+
+  // Put Message.
+  const text = h('textarea', { id: 'm-text', rows: 3, placeholder: 'message text, up to 64 KiB', spellcheck: 'false' });
+  const visibility = h('input', { id: 'm-visibility', inputmode: 'numeric', placeholder: '0', spellcheck: 'false' });
+  const ttl = h('input', { id: 'm-ttl', inputmode: 'numeric', placeholder: '604800 (7 days)', spellcheck: 'false' });
+  const putButton = h('button', { class: 'primary', type: 'submit', id: 'm-put' }, 'Put message');
+  const putForm = h('form', {
+    class: 'card queue-form', id: 'put-form', onsubmit: async (ev) => {
+      ev.preventDefault();
+      try {
+        const m = await busy(putButton, guarded(api('POST', base, {
+          query: { visibilitytimeout: visibility.value.trim(), messagettl: ttl.value.trim() }, body: { text: text.value },
+        })));
+        const later = new Date(m.timeNextVisible) > new Date(m.insertionTime);
+        showIn(box, notice(`Message ${m.id} is in the queue${later ? ', invisible until ' + when(m.timeNextVisible) : ''}; it expires ${expiry(m.expirationTime)}.`));
+        text.value = '';
+        peek();
+      } catch (e) { showIn(box, errorBox(e)); }
+    },
+  },
+  h('h2', {}, 'Put a message'),
+  text,
+  h('div', { class: 'form-row' },
+    h('label', {}, h('span', {}, 'Visibility timeout (s)'), visibility),
+    h('label', {}, h('span', {}, 'Time to live (s; -1 never expires)'), ttl),
+    h('span', { class: 'spacer' }),
+    putButton));
+
+  // Get Messages.
+  const howMany = h('input', { id: 'r-count', inputmode: 'numeric', placeholder: '1', size: 4, spellcheck: 'false' });
+  const invisibleFor = h('input', { id: 'r-visibility', inputmode: 'numeric', placeholder: '30', size: 8, spellcheck: 'false' });
+  const getButton = h('button', { class: 'primary', type: 'submit', id: 'r-get' }, 'Receive');
+  const getForm = h('form', {
+    class: 'inline-form get-form', onsubmit: async (ev) => {
+      ev.preventDefault();
+      try {
+        const data = await busy(getButton, guarded(api('POST', base + '/get', {
+          query: { numofmessages: howMany.value.trim(), visibilitytimeout: invisibleFor.value.trim() },
+        })));
+        for (const m of data.messages) gotten.set(m.id, m);
+        showReceived();
+        showIn(box, data.messages.length
+          ? notice(`Received ${plural(data.messages.length, 'message', 'messages')}: invisible to others until ${when(data.messages[0].timeNextVisible)}; delete each with its pop receipt, or it comes back.`)
+          : notice('No message is visible: nothing received.'));
+        peek();
+      } catch (e) { showIn(box, errorBox(e)); }
+    },
+  },
+  h('label', {}, h('span', {}, 'How many (1–32)'), howMany),
+  h('label', {}, h('span', {}, 'Invisible for (s)'), invisibleFor),
+  getButton);
+
+  const clear = h('button', {
+    type: 'button', class: 'danger', id: 'q-clear', onclick: async () => {
+      if (!confirm(`Delete every message of ${queue}?`)) return;
+      try {
+        await busy(clear, guarded(api('DELETE', base)));
+        gotten.clear();
+        showReceived();
+        showIn(box, notice(`The queue ${queue} is cleared.`));
+        peek();
+      } catch (e) { showIn(box, errorBox(e)); }
+    },
+  }, 'Clear messages');
+  const again = h('button', { type: 'button', class: 'quiet', id: 'm-peek', onclick: () => busy(again, peek()) }, 'Peek again');
+
+  main.append(
+    crumbs(['Queues', '#/queues'], [queue]),
+    h('div', { class: 'pane-head' }, h('h1', {}, queue), count, clear),
+    box, putForm,
+    h('section', { class: 'queue-section' },
+      h('div', { class: 'section-head' }, h('h2', {}, 'Visible messages'),
+        h('span', { class: 'muted small' }, 'the first 32, as Peek Messages shows them: looking changes nothing'), h('span', { class: 'spacer' }), again),
+      h('table', { class: 'grid messages', id: 'peeked' },
+        h('thead', {}, h('tr', {}, ['Id', 'Inserted', 'Expires', 'Dequeued', 'Text'].map((x) => h('th', {}, x)))), peeked)),
+    h('section', { class: 'queue-section' },
+      h('div', { class: 'section-head' }, h('h2', {}, 'Received'), h('span', { class: 'spacer' }), getForm),
+      h('p', { class: 'muted small' }, 'Get Messages, as a worker would: each message received turns invisible for the time given and comes with a pop receipt; deleted with it, it is gone, otherwise it comes back, its dequeue count one higher.'),
+      h('table', { class: 'grid messages', id: 'received' },
+        h('thead', {}, h('tr', {}, ['Id', 'Dequeued', 'Visible again', 'Pop receipt', 'Text', ''].map((x) => h('th', {}, x)))), received)));
+  showReceived();
+  peek();
 }
 
 // ---- the design guide's findings -----------------------------------------------------------
