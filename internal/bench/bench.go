@@ -231,6 +231,11 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 	for _, wl := range cfg.workloads {
 		var row []Result
 		for _, t := range targets {
+			if wl.blob != nil && wl.blob.container == bigContainer {
+				if err := ensureBigBlob(ctx, cfg, t, prog, human); err != nil {
+					return err
+				}
+			}
 			r := runWorkload(ctx, cfg, wl, t, seed, prog)
 			if err := ctx.Err(); err != nil {
 				return err

@@ -39,7 +39,7 @@ type blobRole int
 
 const (
 	noBlob          blobRole = iota
-	bigContainer             // holds the --blob-size blob the downloads read, uploaded at setup
+	bigContainer             // holds the --blob-size blob the downloads read, unless blob-upload made one
 	uploadContainer          // receives blob-upload's blobs
 	smallContainer           // preloaded with --small-blobs blobs for blob-get-small
 	putContainer             // receives blob-put-small's blobs
@@ -55,7 +55,7 @@ const (
 	headlinePages = "pages/s"
 )
 
-// bigBlobName is the blob the download workloads read.
+// bigBlobName is the blob the download workloads read when the run uploads one for them.
 const bigBlobName = "big"
 
 // blobSpec is what a blob workload needs beyond an op.
@@ -368,31 +368,40 @@ func (w *worker) putBlockList(ctx context.Context, container, name string, block
 }
 
 // uploadStep moves one block of x's blobs, named by name, into container, and commits the
-// blob when the block was its last. An operation is a Put Block; the one that completes a
-// blob includes its Put Block List, and counts the blob.
-func (w *worker) uploadStep(ctx context.Context, x *transfer, container string, name func(round int64) string) (opStats, error) {
+// blob when the block was its last, returning its round (-1 otherwise). An operation is a Put
+// Block; the one that completes a blob includes its Put Block List, and counts the blob.
+func (w *worker) uploadStep(ctx context.Context, x *transfer, container string, name func(round int64) string) (st opStats, committed int64, err error) {
 	round, block, ok := x.claim()
 	if !ok {
-		return opStats{}, errTransferDone
+		return opStats{}, -1, errTransferDone
 	}
 	n, err := w.putBlock(ctx, container, name(round), block)
 	if err != nil {
-		return opStats{}, err
+		return opStats{}, -1, err
 	}
-	st := opStats{bytes: n}
-	if x.finish(round) {
-		if err := w.putBlockList(ctx, container, name(round), x.blocks); err != nil {
-			return opStats{}, err
-		}
-		st.entities = 1
+	st = opStats{bytes: n}
+	if !x.finish(round) {
+		return st, -1, nil
 	}
-	return st, nil
+	if err := w.putBlockList(ctx, container, name(round), x.blocks); err != nil {
+		return opStats{}, -1, err
+	}
+	st.entities = 1
+	return st, round, nil
 }
 
 func uploadName(round int64) string { return fmt.Sprintf("up%05d", round) }
 
+// blobUploadOp is an operation of blob-upload. The first blob it commits is the one the
+// downloads read if they run after it: it holds the bytes they would otherwise upload first.
 func blobUploadOp(ctx context.Context, w *worker) (opStats, error) {
-	return w.uploadStep(ctx, w.t.xfer, w.t.containers[uploadContainer], uploadName)
+	container := w.t.containers[uploadContainer]
+	st, committed, err := w.uploadStep(ctx, w.t.xfer, container, uploadName)
+	if committed == 0 {
+		// One worker commits round 0; the others read this after the workload has ended.
+		w.t.uploaded = blobPath(container, uploadName(0))
+	}
+	return st, err
 }
 
 // blobRangedGetOp reads one --block-size range of the big blob; the worker that reads a
@@ -406,7 +415,7 @@ func blobRangedGetOp(ctx context.Context, w *worker) (opStats, error) {
 	off, n := blockRange(w.cfg, block)
 	w.sink.reset(off)
 	w.bcn.sink = &w.sink
-	r, err := w.bcn.do(ctx, http.MethodGet, blobPath(w.t.containers[bigContainer], bigBlobName), "",
+	r, err := w.bcn.do(ctx, http.MethodGet, w.t.bigBlob, "",
 		http.Header{"Range": {"bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(off+n-1, 10)}}, nil)
 	w.bcn.sink = nil
 	if err != nil {
@@ -428,7 +437,7 @@ func blobRangedGetOp(ctx context.Context, w *worker) (opStats, error) {
 func blobGetOp(ctx context.Context, w *worker) (opStats, error) {
 	w.sink.reset(0)
 	w.bcn.sink = &w.sink
-	r, err := w.bcn.do(ctx, http.MethodGet, blobPath(w.t.containers[bigContainer], bigBlobName), "", nil, nil)
+	r, err := w.bcn.do(ctx, http.MethodGet, w.t.bigBlob, "", nil, nil)
 	w.bcn.sink = nil
 	if err != nil {
 		return opStats{}, err
@@ -546,9 +555,9 @@ func containerName(prefix, runID string, role blobRole) string {
 	return strings.ToLower(prefix) + runID + "-" + blobSuffixes[role]
 }
 
-// setupBlobs creates the containers the selected workloads use on t and preloads them: the big
-// blob for the downloads, the small blobs for blob-get-small, the list container (walked
-// once to record where its pages start).
+// setupBlobs creates the containers the selected workloads use on t and preloads them: the small
+// blobs for blob-get-small, the list container (walked once to record where its pages start).
+// The blob the downloads read comes later (ensureBigBlob).
 func setupBlobs(ctx context.Context, cfg *config, t *target, runID string, prog *progress) error {
 	need := [numBlobRoles]bool{}
 	anyBlob := false
@@ -580,11 +589,6 @@ func setupBlobs(ctx context.Context, cfg *config, t *target, runID string, prog 
 		}
 		t.createdContainers = append(t.createdContainers, t.containers[role])
 	}
-	if need[bigContainer] {
-		if err := uploadBigBlob(ctx, cfg, t, prog); err != nil {
-			return fmt.Errorf("uploading the download blob to %s on %s: %w", t.containers[bigContainer], t.label, err)
-		}
-	}
 	if need[smallContainer] {
 		if err := preloadBlobs(ctx, cfg, t, smallContainer, cfg.smallBlobs, cfg.smallSize, smallName, prog); err != nil {
 			return fmt.Errorf("preloading %s on %s: %w", t.containers[smallContainer], t.label, err)
@@ -602,21 +606,38 @@ func setupBlobs(ctx context.Context, cfg *config, t *target, runID string, prog 
 	return nil
 }
 
-// uploadBigBlob uploads the blob the downloads read, with the blob-upload workload's requests
-// and parallelism.
-func uploadBigBlob(ctx context.Context, cfg *config, t *target, prog *progress) error {
-	x := newTransfer(cfg, time.Now().Add(time.Hour*24*365), 1)
+// ensureBigBlob makes sure t has the blob the downloads read, before the first of them runs
+// (not timed): blob-upload's first blob when it ran before, and else one uploaded now with
+// blob-upload's requests and parallelism. It says which on human.
+func ensureBigBlob(ctx context.Context, cfg *config, t *target, prog *progress, human io.Writer) error {
+	if t.bigBlob != "" {
+		return nil
+	}
+	if t.uploaded != "" {
+		t.bigBlob = t.uploaded
+		fmt.Fprintf(human, "%-22s the downloads on %s read blob-upload's first blob\n", "", t.label)
+		return nil
+	}
+	start := time.Now()
+	x := newTransfer(cfg, start.Add(time.Hour*24*365), 1)
 	loaders := make([]*worker, cfg.blobParallel)
 	for i := range loaders {
 		loaders[i] = newWorker(cfg, t, i, 0)
 	}
-	return runLoaders(ctx, loaders, fmt.Sprintf("uploading a %s blob to %s", fmtBytes(cfg.blobSize), t.label), prog, func(w *worker) (bool, error) {
-		_, err := w.uploadStep(ctx, x, t.containers[bigContainer], func(int64) string { return bigBlobName })
+	container := t.containers[bigContainer]
+	err := runLoaders(ctx, loaders, fmt.Sprintf("uploading a %s blob to %s", fmtBytes(cfg.blobSize), t.label), prog, func(w *worker) (bool, error) {
+		_, _, err := w.uploadStep(ctx, x, container, func(int64) string { return bigBlobName })
 		if errors.Is(err, errTransferDone) {
 			return false, nil
 		}
 		return err == nil, err
 	})
+	if err != nil {
+		return fmt.Errorf("uploading the download blob to %s on %s: %w", container, t.label, err)
+	}
+	t.bigBlob = blobPath(container, bigBlobName)
+	fmt.Fprintf(human, "%-22s uploaded the download blob to %s in %s (not timed)\n", "", t.label, fmtMs(time.Since(start).Seconds()*1000))
+	return nil
 }
 
 // preloadBlobs puts n blobs of size bytes, named by name, into the container of role, with

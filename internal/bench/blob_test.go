@@ -223,3 +223,25 @@ func TestBlobSizesAndFlagsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// Downloads without blob-upload before them upload their blob first; after it, they read the
+// blob it committed first.
+func TestBlobDownloadsReadTheFirstUploadOrTheirOwn(t *testing.T) {
+	tables, blobs := startTabula(t), startTabulaBlobs(t)
+	for _, c := range []struct{ workloads, want string }{
+		{"blob-download", "uploaded the download blob to tabula"},
+		{"blob-upload,blob-download", "the downloads on tabula read blob-upload's first blob"},
+	} {
+		rep, report, err := runJSON(t, "--endpoint", tables, "--blob-endpoint", blobs, "--label", "tabula", "--workloads", c.workloads,
+			"--duration", "10ms", "--blob-size", "300KiB", "--block-size", "64KiB")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.workloads, err, report)
+		}
+		if !strings.Contains(report, c.want) {
+			t.Errorf("%s: the report does not say %q:\n%s", c.workloads, c.want, report)
+		}
+		if r := rep.Results[len(rep.Results)-1]; r.Bytes != r.Entities*300<<10 || r.Entities == 0 {
+			t.Errorf("%s: blob-download read %d bytes in %d blobs", c.workloads, r.Bytes, r.Entities)
+		}
+	}
+}

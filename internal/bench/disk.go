@@ -122,7 +122,7 @@ func runDiskReference(ctx context.Context, cfg *config, rep *Report, runID strin
 		defer c.Close()
 		c.kind = blobService
 		t := &target{label: "go-fileserver", client: c, blob: c}
-		t.containers[bigContainer] = "file"
+		t.bigBlob = "/file/" + bigBlobName
 		for _, wl := range downloads {
 			r := runWorkload(ctx, cfg, wl, t, seed, prog)
 			if err := ctx.Err(); err != nil {

@@ -42,6 +42,9 @@ type target struct {
 	listPages []listPage
 	// xfer is the blocks the workers of a rounds workload share while it runs.
 	xfer *transfer
+	// bigBlob is the path of the blob the downloads read, once there is one; uploaded, of
+	// the first blob blob-upload committed (ensureBigBlob).
+	bigBlob, uploaded string
 }
 
 // worker issues one workload's operations in a loop and keeps its own tallies, so that
