@@ -17,10 +17,10 @@
 # quiet machine: client and servers share its cores, and anything else running skews the
 # figures.
 #
-# Azurite is installed from npm (needs node and npm) on first use: azurite@$AZURITE_VERSION
-# (default 3.37.0, the version BENCHMARKS.md measured) into $AZURITE_HOME (default
-# ~/.cache/azurite), and reinstalled there if another version is found. AZURITE_BIN names an
-# azurite-table executable to use instead.
+# Azurite is installed from npm (needs node and npm) on first use by scripts/azurite.sh:
+# azurite@$AZURITE_VERSION (default 3.37.0, the version BENCHMARKS.md measured) into
+# $AZURITE_HOME (default ~/.cache/azurite), and reinstalled there if another version is found.
+# AZURITE_BIN names an azurite-table executable to use instead.
 #
 # Environment: CONCURRENCY DURATION ENTITIES PARTITIONS ENTITY_SIZE WORKLOADS (the bench
 # parameters, defaults as above), OUT, CHART, AZURITE_VERSION, AZURITE_HOME, AZURITE_BIN,
@@ -29,20 +29,20 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/scripts/azurite.sh"
 out=${OUT:-bench-out}
 chart=${CHART:-docs/bench.svg}
-azurite_version=${AZURITE_VERSION:-3.37.0}
-azurite_home=${AZURITE_HOME:-$HOME/.cache/azurite}
 mkdir -p "$out" "$(dirname "$chart")"
 
 work=$(mktemp -d)
 tabula_pid=
 azurite_pid=
 cleanup() {
-  for pid in $tabula_pid $azurite_pid; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
+  if [ -n "$tabula_pid" ]; then
+    kill "$tabula_pid" 2>/dev/null || true
+    wait "$tabula_pid" 2>/dev/null || true
+  fi
+  azurite_stop "$azurite_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -53,28 +53,6 @@ free_port() {
   local p=$1
   while (: </dev/tcp/127.0.0.1/"$p") 2>/dev/null; do p=$((p + 1)); done
   echo "$p"
-}
-
-# azurite_bin prints the azurite-table executable, installing the pinned Azurite first if needed.
-azurite_bin() {
-  if [ -n "${AZURITE_BIN:-}" ]; then echo "$AZURITE_BIN"; return; fi
-  local bin=$azurite_home/node_modules/.bin/azurite-table
-  local installed
-  installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$azurite_home/node_modules/azurite/package.json" 2>/dev/null | head -n 1)
-  if [ ! -x "$bin" ] || [ "$installed" != "$azurite_version" ]; then
-    if ! command -v npm >/dev/null; then
-      echo "bench-compare: installing Azurite needs node and npm (or set AZURITE_BIN)" >&2
-      return 1
-    fi
-    echo "installing azurite@$azurite_version into $azurite_home" >&2
-    mkdir -p "$azurite_home"
-    [ -f "$azurite_home/package.json" ] || echo '{"private": true}' >"$azurite_home/package.json"
-    if ! (cd "$azurite_home" && npm install --no-fund --no-audit --save-exact "azurite@$azurite_version" >npm-install.log 2>&1); then
-      echo "bench-compare: npm install azurite@$azurite_version failed, see $azurite_home/npm-install.log" >&2
-      return 1
-    fi
-  fi
-  echo "$bin"
 }
 
 # peak_rss prints the peak resident memory of process $1 in MiB.
@@ -93,11 +71,12 @@ if ! "$tabula" bench --help >/dev/null 2>&1; then
 fi
 
 # Tabula picks its own port (127.0.0.1:0) and prints its endpoint.
-"$tabula" --data "$work/data" --table-addr 127.0.0.1:0 --queue-addr 127.0.0.1:0 --console-addr 127.0.0.1:0 >"$out/tabula.log" 2>&1 &
+"$tabula" --data "$work/data" --table-addr 127.0.0.1:0 --queue-addr 127.0.0.1:0 --blob-addr 127.0.0.1:0 --console-addr 127.0.0.1:0 >"$out/tabula.log" 2>&1 &
 tabula_pid=$!
 tabula_url=
+# The endpoint is read from the connection string the banner ends with.
 for _ in $(seq 1 100); do
-  tabula_url=$(sed -n 's/.*account devstoreaccount1: \(http:[^ ]*\).*/\1/p' "$out/tabula.log" | head -n 1)
+  tabula_url=$(sed -n 's/.*TableEndpoint=\([^;]*\);.*/\1/p' "$out/tabula.log" | head -n 1)
   [ -n "$tabula_url" ] && break
   kill -0 "$tabula_pid" 2>/dev/null || break
   sleep 0.1
@@ -108,24 +87,12 @@ if [ -z "$tabula_url" ]; then
   exit 1
 fi
 
-azurite=$(azurite_bin)
 azurite_port=$(free_port 10102)
-"$azurite" --tableHost 127.0.0.1 --tablePort "$azurite_port" --inMemoryPersistence --disableTelemetry >"$out/azurite.log" 2>&1 &
-azurite_pid=$!
-for _ in $(seq 1 300); do
-  (: </dev/tcp/127.0.0.1/"$azurite_port") 2>/dev/null && break
-  kill -0 "$azurite_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if ! (: </dev/tcp/127.0.0.1/"$azurite_port") 2>/dev/null; then
-  echo "bench-compare: azurite did not start:" >&2
-  cat "$out/azurite.log" >&2
-  exit 1
-fi
+azurite_start table "$azurite_port" "$out/azurite.log"
+azurite_pid=$AZURITE_PID
 azurite_url=http://127.0.0.1:$azurite_port/devstoreaccount1
 
 echo "tabula  $tabula_url (durable, data in $work/data)" >&2
-echo "azurite $azurite_url (in memory, $("$azurite" --version 2>/dev/null || echo "version unknown"))" >&2
 # The report goes through tee, so bench cannot see the terminal: ask for the progress line.
 progress=()
 if [ -t 2 ]; then progress=(--progress); fi

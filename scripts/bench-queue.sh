@@ -5,8 +5,9 @@
 #   scripts/bench-queue.sh [extra tabula bench flags...]
 #
 # Builds tabula and serves it with its default durable store (every acknowledged put and delete
-# synced) on a fresh temporary --data directory; starts Azurite's queue service in memory through
-# ../shared/peers/azurite (AZURITE_SERVICE=queue); both on free 127.0.0.1 ports. Then:
+# synced) on a fresh temporary --data directory; starts Azurite's queue service in memory
+# (scripts/azurite.sh installs the pinned azurite@3.37.0 from npm on first use); both on free
+# 127.0.0.1 ports. Then:
 #
 #   1. tabula bench --workloads queue-put,queue-get-delete, on Tabula then on Azurite
 #      (16 workers, 10 s each, 1 KiB messages; --messages preloaded for get+delete);
@@ -17,21 +18,22 @@
 # Writes $OUT (default bench-out/queue-*.json and queue-report.txt). Both servers are stopped on
 # exit, whatever happens. Run it on a quiet machine: client and servers share its cores.
 #
-# Environment: CONCURRENCY DURATION MESSAGES DEEP OUT AZURITE_PEER TABULA_BIN.
+# Environment: CONCURRENCY DURATION MESSAGES DEEP OUT TABULA_BIN, and scripts/azurite.sh's
+# AZURITE_VERSION AZURITE_HOME AZURITE_BIN.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/scripts/azurite.sh"
 out=${OUT:-bench-out}
-peer=${AZURITE_PEER:-$root/../shared/peers/azurite}
 mkdir -p "$out"
 
 work=$(mktemp -d)
 tabula_pid=
-azurite_port=
+azurite_pid=
 cleanup() {
   if [ -n "$tabula_pid" ]; then kill "$tabula_pid" 2>/dev/null || true; wait "$tabula_pid" 2>/dev/null || true; fi
-  if [ -n "$azurite_port" ]; then AZURITE_SERVICE=queue "$peer" stop "$azurite_port" || true; fi
+  azurite_stop "$azurite_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -68,7 +70,8 @@ if [ -z "$tabula_url" ] || [ -z "$queue_url" ]; then
 fi
 
 azurite_port=$(free_port 10101)
-AZURITE_SERVICE=queue "$peer" start "$azurite_port" >&2
+azurite_start queue "$azurite_port" "$out/azurite-queue.log"
+azurite_pid=$AZURITE_PID
 azurite_url=http://127.0.0.1:$azurite_port/devstoreaccount1
 
 echo "tabula  $queue_url (durable, data in $work/data)" >&2

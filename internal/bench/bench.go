@@ -1,5 +1,6 @@
 // Package bench is `tabula bench`, a load generator for any Azure Table endpoint: Tabula,
-// Azurite or Azure itself, and for the same account's Queue endpoint (queue.go). It speaks the REST API over keep-alive HTTP with SharedKeyLite
+// Azurite or Azure itself, and for the same account's Queue and Blob endpoints (queue.go,
+// blob.go). It speaks the REST API over keep-alive HTTP with SharedKeyLite
 // signing, preloads a table, runs each workload for a fixed time with a fixed number of
 // concurrent workers, and reports throughput and latency percentiles. With --compare it
 // alternates two endpoints workload by workload, so both are measured by the same client under
@@ -19,6 +20,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -43,19 +45,29 @@ type config struct {
 	messages    int64
 	messageSize int
 	queueDepth  int64
+	// The blob workloads' settings (blob.go, disk.go).
+	blobSize, blockSize int64
+	blobParallel        int
+	smallSize           int
+	smallBlobs          int64
+	listBlobs           int64
+	listPage            int
+	blobLoaders         int
+	diskDir             string
 }
 
 // endpointFlags are the flags that name one endpoint.
 type endpointFlags struct {
 	url, account, key, label string
 	queueURL                 string // the same account's queue service root
+	blobURL                  string // the same account's blob service root
 }
 
 const usageHead = `usage: tabula bench [flags]
 
-Drives an Azure Table endpoint (Tabula, Azurite, Azure), and for the queue workloads the same
-account's Queue endpoint, with concurrent workers and reports throughput and latency per
-workload. With --compare, runs every workload against both
+Drives an Azure Table endpoint (Tabula, Azurite, Azure), and for the queue and blob workloads
+the same account's Queue and Blob endpoints, with concurrent workers and reports throughput and
+latency per workload. With --compare, runs every workload against both
 endpoints alternately (the first, then the second) and prints the ratio.
 
   tabula bench --endpoint http://127.0.0.1:10002/devstoreaccount1
@@ -63,6 +75,8 @@ endpoints alternately (the first, then the second) and prints the ratio.
       --compare http://127.0.0.1:10102/devstoreaccount1 --compare-label azurite --ceiling --json >out.json
   tabula bench --workloads queue --queue-endpoint http://127.0.0.1:10001/devstoreaccount1 \
       --compare-queue http://127.0.0.1:10101/devstoreaccount1 --compare http://127.0.0.1:10102/devstoreaccount1
+  tabula bench --workloads blob --blob-endpoint http://127.0.0.1:10000/devstoreaccount1 --disk-dir /var/tmp \
+      --compare-blob http://127.0.0.1:10100/devstoreaccount1 --compare http://127.0.0.1:10102/devstoreaccount1
 
 Workloads (--workloads, comma-separated, default all, in this order):
 `
@@ -107,8 +121,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if t.queue, err = NewClient(ep.queueURL, ep.account, ep.key, cfg.concurrency, cfg.timeout); err != nil {
 				return err
 			}
-			t.queue.queue = true
+			t.queue.kind = queueService
 			defer t.queue.Close()
+		}
+		if ep.blobURL != "" {
+			if t.blob, err = NewClient(ep.blobURL, ep.account, ep.key, cfg.concurrency, cfg.timeout); err != nil {
+				return err
+			}
+			t.blob.kind = blobService
+			defer t.blob.Close()
 		}
 		targets = append(targets, t)
 	}
@@ -136,6 +157,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		rep.Parameters.Workloads = append(rep.Parameters.Workloads, wl.name)
 		if wl.queue != noQueue {
 			rep.Parameters.Messages, rep.Parameters.MessageSize, rep.Parameters.QueueDepth = cfg.messages, cfg.messageSize, cfg.queueDepth
+		}
+		if wl.blob != nil {
+			p := &rep.Parameters
+			switch wl.blob.container {
+			case bigContainer, uploadContainer:
+				p.BlobSize, p.BlockSize, p.BlobParallel = cfg.blobSize, cfg.blockSize, cfg.blobParallel
+			case smallContainer:
+				p.SmallSize, p.SmallBlobs = cfg.smallSize, cfg.smallBlobs
+			case putContainer:
+				p.SmallSize = cfg.smallSize
+			case listContainer:
+				p.ListBlobs, p.ListPage = cfg.listBlobs, cfg.listPage
+			}
 		}
 	}
 
@@ -179,9 +213,13 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 			return err
 		}
 		ep := Endpoint{Label: t.label, URL: t.client.Endpoint, Account: t.client.Account, Tables: t.created, PreloadSeconds: t.preload.Seconds(),
-			Queues: t.createdQueues, QueuePreloadSeconds: t.queuePreload.Seconds()}
+			Queues: t.createdQueues, QueuePreloadSeconds: t.queuePreload.Seconds(),
+			Containers: t.createdContainers, BlobPreloadSeconds: t.blobPreload.Seconds()}
 		if len(t.createdQueues) > 0 {
 			ep.QueueURL = t.queue.Endpoint
+		}
+		if len(t.createdContainers) > 0 {
+			ep.BlobURL = t.blob.Endpoint
 		}
 		if ep.Tables == nil {
 			ep.Tables = []string{}
@@ -193,6 +231,11 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 	for _, wl := range cfg.workloads {
 		var row []Result
 		for _, t := range targets {
+			if wl.blob != nil && wl.blob.container == bigContainer {
+				if err := ensureBigBlob(ctx, cfg, t, prog, human); err != nil {
+					return err
+				}
+			}
 			r := runWorkload(ctx, cfg, wl, t, seed, prog)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -216,6 +259,11 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 		rep.Ceiling = &c
 		rep.Errors += c.ErrorCount
 		printCeiling(human, rep)
+	}
+	if cfg.diskDir != "" {
+		if err := runDiskReference(ctx, cfg, rep, runID, seed, prog, human); err != nil {
+			return err
+		}
 	}
 	if rep.Errors > 0 {
 		printErrors(human, rep)
@@ -258,6 +306,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 		for _, wl := range queueWorkloads {
 			fmt.Fprintf(stderr, "  %-21s %s\n", wl.name, wl.about)
 		}
+		fmt.Fprint(stderr, "\nBlob workloads (--workloads blob, or by name; they drive --blob-endpoint):\n")
+		for _, wl := range blobWorkloads {
+			fmt.Fprintf(stderr, "  %-21s %s\n", wl.name, wl.about)
+		}
 		fmt.Fprintln(stderr, "\nFlags:")
 		fs.PrintDefaults()
 	}
@@ -277,6 +329,19 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	fs.Int64Var(&cfg.messages, "messages", 200_000, "messages preloaded for queue-get-delete, which must not run out within --duration")
 	fs.IntVar(&cfg.messageSize, "message-size", 1024, "`BYTES` of a message's text")
 	fs.Int64Var(&cfg.queueDepth, "queue-depth", 1000, "messages kept in the queue of queue-get-at-depth")
+	fs.StringVar(&a.blobURL, "blob-endpoint", "http://127.0.0.1:10000/devstoreaccount1", "`URL` of the blob service root of --endpoint's account, for the blob workloads")
+	fs.StringVar(&b.blobURL, "compare-blob", "", "`URL` of the blob service root of the --compare endpoint's account")
+	cfg.blobSize, cfg.blockSize, cfg.smallBlobs, cfg.listBlobs = 1<<30, 4<<20, 10_000, 10_000
+	var smallSize int64 = 4 << 10
+	fs.Var(sizeFlag{&cfg.blobSize}, "blob-size", "`SIZE` of the blob blob-upload writes and the downloads read (4096, 64MiB, 1GiB)")
+	fs.Var(sizeFlag{&cfg.blockSize}, "block-size", "`SIZE` of a block of the uploads and of a range of blob-download-ranged; a multiple of 64KiB")
+	fs.IntVar(&cfg.blobParallel, "blob-parallel", 8, "blocks or ranges in flight at once in blob-upload and blob-download-ranged")
+	fs.Var(sizeFlag{&smallSize}, "small-size", "`SIZE` of a blob of blob-put-small and blob-get-small")
+	fs.Int64Var(&cfg.smallBlobs, "small-blobs", cfg.smallBlobs, "blobs preloaded for blob-get-small")
+	fs.Int64Var(&cfg.listBlobs, "list-blobs", cfg.listBlobs, "empty blobs preloaded into the container blob-list lists")
+	fs.IntVar(&cfg.listPage, "list-page", 5000, "maxresults of a blob-list page (1 to 5000)")
+	fs.IntVar(&cfg.blobLoaders, "blob-loaders", 64, "concurrent Put Blobs of the blob preloads")
+	fs.StringVar(&cfg.diskDir, "disk-dir", "", "`DIR` on the data directory's filesystem: measure its synced sequential write rate with the big blob's bytes, and run the download workloads against a Go file server sending them from there")
 	fs.IntVar(&cfg.concurrency, "concurrency", 16, "concurrent workers, each with one request in flight")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each workload runs on each endpoint")
 	fs.Int64Var(&cfg.entities, "entities", 100_000, "entities preloaded for the read and rewrite workloads")
@@ -295,6 +360,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	if fs.NArg() > 0 {
 		return nil, a, b, fmt.Errorf("unexpected argument %q (see tabula bench --help)", fs.Arg(0))
 	}
+	cfg.smallSize = int(min(smallSize, 1<<31))
 	var err error
 	if cfg.workloads, err = parseWorkloads(workloadList); err != nil {
 		return nil, a, b, err
@@ -316,6 +382,23 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 		return nil, a, b, fmt.Errorf("--message-size must be 1 to 65536")
 	case cfg.messages < 1 || cfg.queueDepth < 1:
 		return nil, a, b, fmt.Errorf("--messages and --queue-depth must be at least 1")
+	case cfg.blockSize < stampEvery || cfg.blockSize%stampEvery != 0 || cfg.blockSize > 4000<<20:
+		return nil, a, b, fmt.Errorf("--block-size must be a multiple of 64KiB, at most 4000MiB (Azure's largest block)")
+	case cfg.blobSize < 1 || blocksOf(cfg) > 50_000:
+		return nil, a, b, fmt.Errorf("--blob-size must be at least 1 byte and at most 50,000 blocks of --block-size (Azure's limit)")
+	case cfg.blobParallel < 1 || cfg.blobLoaders < 1:
+		return nil, a, b, fmt.Errorf("--blob-parallel and --blob-loaders must be at least 1")
+	case cfg.smallSize < 1 || cfg.smallSize > 64<<20:
+		return nil, a, b, fmt.Errorf("--small-size must be 1 byte to 64MiB")
+	case cfg.smallBlobs < 1 || cfg.listBlobs < 1:
+		return nil, a, b, fmt.Errorf("--small-blobs and --list-blobs must be at least 1")
+	case cfg.listPage < 1 || cfg.listPage > 5000:
+		return nil, a, b, fmt.Errorf("--list-page must be 1 to 5000")
+	}
+	if cfg.diskDir != "" {
+		if fi, err := os.Stat(cfg.diskDir); err != nil || !fi.IsDir() {
+			return nil, a, b, fmt.Errorf("--disk-dir %q is not a directory", cfg.diskDir)
+		}
 	}
 	if err := checkTablePrefix(cfg.tablePrefix); err != nil {
 		return nil, a, b, err
@@ -332,6 +415,8 @@ func parseWorkloads(list string) ([]workload, error) {
 		return nil, nil
 	case "queue":
 		return queueWorkloads, nil
+	case "blob":
+		return blobWorkloads, nil
 	}
 	var out []workload
 	seen := map[string]bool{}
@@ -343,7 +428,7 @@ func parseWorkloads(list string) ([]workload, error) {
 		wl, ok := findWorkload(name)
 		if !ok {
 			var names []string
-			for _, wl := range append(workloads[:len(workloads):len(workloads)], queueWorkloads...) {
+			for _, wl := range allWorkloads() {
 				names = append(names, wl.name)
 			}
 			return nil, fmt.Errorf("unknown workload %q; the workloads are %s", name, strings.Join(names, ", "))
@@ -371,11 +456,18 @@ func usesTable(wls []workload, role tableRole) bool {
 const runIDLen = 6
 
 // checkTablePrefix makes sure every table name built from prefix is valid: alphanumeric,
-// starting with a letter, at most 63 characters.
+// starting with a letter, at most 63 characters; and so every queue and container name, which
+// add "-" and their role.
 func checkTablePrefix(prefix string) error {
 	longest := 0
 	for _, s := range tableSuffixes {
 		longest = max(longest, len(s))
+	}
+	for _, s := range queueSuffixes {
+		longest = max(longest, len("-"+s))
+	}
+	for _, s := range blobSuffixes {
+		longest = max(longest, len("-"+s))
 	}
 	if prefix == "" || len(prefix)+runIDLen+longest > 63 {
 		return fmt.Errorf("--table must be 1 to %d characters", 63-runIDLen-longest)

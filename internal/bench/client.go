@@ -42,10 +42,19 @@ type Client struct {
 	basePath string
 	timeout  time.Duration
 	wires    *wires
-	// queue says the endpoint is a Queue service, whose requests are signed and versioned as
-	// that service's (queue.go).
-	queue bool
+	// kind is the service the endpoint is: requests are signed and versioned as that
+	// service's (queue.go, blob.go).
+	kind serviceKind
 }
+
+// serviceKind is the Azure Storage service an endpoint serves.
+type serviceKind int
+
+const (
+	tableService serviceKind = iota
+	queueService
+	blobService
+)
 
 // NewClient returns a client for endpoint. An empty account is taken from the endpoint: its
 // last path segment (path style, as emulators serve) or else the first label of its host (host
@@ -103,6 +112,9 @@ type conn struct {
 	head   []byte // request line and headers
 	header http.Header
 	resp   bytes.Buffer
+	// sink, when set, receives the body of a 200 or 206 response instead of resp: the
+	// downloads stream through it (blob.go) rather than being held whole.
+	sink io.Writer
 }
 
 // response is the part of an HTTP response a workload looks at. body aliases the conn's buffer
@@ -136,11 +148,16 @@ func (cn *conn) do(ctx context.Context, method, path, rawQuery string, header ht
 	h = append(h, c.host...)
 	h = append(h, "\r\nX-Ms-Date: "...)
 	h = append(h, date...)
-	if c.queue {
+	switch c.kind {
+	case queueService:
 		h = append(h, "\r\nX-Ms-Version: "+queueAPIVersion+"\r\n"...)
 		h = append(h, "Authorization: SharedKeyLite "+c.Account+":"...)
 		h = append(h, signQueueLite(c.key, method, header.Get("Content-Type"), date, "/"+c.Account+c.basePath+path)...)
-	} else {
+	case blobService:
+		h = append(h, "\r\nX-Ms-Version: "+blobAPIVersion+"\r\n"...)
+		h = append(h, "Authorization: SharedKey "+c.Account+":"...)
+		h = append(h, signBlob(c.key, blobStringToSign(method, header, len(body), date, blobAPIVersion, "/"+c.Account+c.basePath+path, rawQuery))...)
+	default:
 		h = append(h, "\r\nX-Ms-Version: "+apiVersion+"\r\nDataServiceVersion: 3.0;\r\nMaxDataServiceVersion: 3.0;NetFx\r\n"...)
 		// SharedKeyLite signs the date and the canonicalized resource: "/" + account + the
 		// path as sent (which, path style, repeats the account), plus "?comp=" when present
@@ -176,7 +193,7 @@ func (cn *conn) do(ctx context.Context, method, path, rawQuery string, header ht
 			}
 			cn.wire = w
 		}
-		status, close, err := cn.wire.roundTrip(ctx, c.timeout, method, h, body, cn.header, &cn.resp)
+		status, close, err := cn.wire.roundTrip(ctx, c.timeout, method, h, body, cn.header, &cn.resp, cn.sink)
 		if err != nil {
 			c.wires.drop(cn.wire)
 			cn.wire = nil

@@ -24,6 +24,11 @@ type Report struct {
 	// Ceiling is the point-get loop against an in-process server answering 204 to everything
 	// (--ceiling only): the most this client can do on this machine.
 	Ceiling *Result `json:"ceiling,omitempty"`
+	// Disk is the synced sequential write rate of --disk-dir's filesystem, and FileServer the
+	// download workloads against a Go file server sending the big blob's bytes from a file
+	// there (--disk-dir only): the yardsticks of the large-blob workloads (disk.go).
+	Disk       *DiskRate `json:"disk,omitempty"`
+	FileServer []Result  `json:"file_server,omitempty"`
 	// Errors is the total of failed operations; the run failed if it is not zero.
 	Errors int64 `json:"errors"`
 }
@@ -43,6 +48,14 @@ type Parameters struct {
 	Messages    int64 `json:"messages,omitempty"`
 	MessageSize int   `json:"message_size,omitempty"`
 	QueueDepth  int64 `json:"queue_depth,omitempty"`
+	// The blob workloads' settings, when any ran.
+	BlobSize     int64 `json:"blob_size,omitempty"`
+	BlockSize    int64 `json:"block_size,omitempty"`
+	BlobParallel int   `json:"blob_parallel,omitempty"`
+	SmallSize    int   `json:"small_size,omitempty"`
+	SmallBlobs   int64 `json:"small_blobs,omitempty"`
+	ListBlobs    int64 `json:"list_blobs,omitempty"`
+	ListPage     int   `json:"list_page,omitempty"`
 }
 
 // Endpoint is one server under test.
@@ -57,6 +70,10 @@ type Endpoint struct {
 	QueueURL            string   `json:"queue_url,omitempty"`
 	Queues              []string `json:"queues,omitempty"`
 	QueuePreloadSeconds float64  `json:"queue_preload_seconds,omitempty"`
+	// BlobURL, Containers and BlobPreloadSeconds are the same for the blob workloads.
+	BlobURL            string   `json:"blob_url,omitempty"`
+	Containers         []string `json:"containers,omitempty"`
+	BlobPreloadSeconds float64  `json:"blob_preload_seconds,omitempty"`
 }
 
 // Result is one workload on one endpoint. Rates divide by the elapsed time, from the first
@@ -65,8 +82,9 @@ type Result struct {
 	Workload       string  `json:"workload"`
 	Endpoint       string  `json:"endpoint"` // the endpoint's label
 	Ops            int64   `json:"ops"`      // successful operations
-	Entities       int64   `json:"entities"` // entities written, read or returned by them
+	Entities       int64   `json:"entities"` // entities written, read or returned by them (messages, blobs)
 	Pages          int64   `json:"pages,omitempty"`
+	Bytes          int64   `json:"bytes,omitempty"` // blob bytes written or read
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	OpsPerSec      float64 `json:"ops_per_sec"`
 	EntitiesPerSec float64 `json:"entities_per_sec"`
@@ -74,7 +92,10 @@ type Result struct {
 	// ExaminedPerSec is, for the filtered table scan, the table size times scans per second:
 	// the entities the server has to look at.
 	ExaminedPerSec float64 `json:"examined_per_sec,omitempty"`
-	// Headline is the rate comparisons use, in HeadlineUnit (entities/s, ops/s, examined/s).
+	// MBPerSec is blob bytes a second, in 10^6 bytes.
+	MBPerSec float64 `json:"mb_per_sec,omitempty"`
+	// Headline is the rate comparisons use, in HeadlineUnit (entities/s, ops/s, examined/s,
+	// messages/s, blobs/s, pages/s, MB/s).
 	Headline     float64      `json:"headline_per_sec"`
 	HeadlineUnit string       `json:"headline_unit"`
 	LatencyMs    Latency      `json:"latency_ms"`
@@ -117,11 +138,16 @@ func (r *Result) finish(h *Histogram, elapsed time.Duration, errs map[string]*Er
 	r.EntitiesPerSec = float64(r.Entities) / sec
 	r.PagesPerSec = float64(r.Pages) / sec
 	r.ExaminedPerSec = float64(r.examined) / sec
+	r.MBPerSec = float64(r.Bytes) / sec / 1e6
 	switch r.HeadlineUnit {
 	case headlineOps:
 		r.Headline = r.OpsPerSec
 	case headlineExamined:
 		r.Headline = r.ExaminedPerSec
+	case headlinePages:
+		r.Headline = r.PagesPerSec
+	case headlineMB:
+		r.Headline = r.MBPerSec
 	default:
 		r.Headline = r.EntitiesPerSec
 	}
@@ -143,14 +169,14 @@ func ratioOf(a, b Result) Ratio {
 
 // The text report: a header, then one row per result as it arrives, then the errors.
 
-const rowFormat = "%-22s %-16s %11s %11s %9s %12s %9s %9s %9s %7s\n"
+const rowFormat = "%-22s %-16s %11s %11s %9s %12s %8s %9s %9s %9s %7s\n"
 
 func printHeader(w io.Writer, rep *Report) {
 	p := rep.Parameters
 	fmt.Fprintf(w, "tabula bench: %d workers, %s per workload", p.Concurrency, time.Duration(p.DurationSeconds*float64(time.Second)))
 	tables := false
 	for _, name := range p.Workloads {
-		if wl, _ := findWorkload(name); wl.queue == noQueue {
+		if wl, _ := findWorkload(name); wl.queue == noQueue && wl.blob == nil {
 			tables = true
 		}
 	}
@@ -160,6 +186,21 @@ func printHeader(w io.Writer, rep *Report) {
 	if p.MessageSize > 0 {
 		fmt.Fprintf(w, ", %d-byte messages (%s preloaded for queue-get-delete, %s kept for queue-get-at-depth; a message counts as an entity)",
 			p.MessageSize, Thousands(float64(p.Messages)), Thousands(float64(p.QueueDepth)))
+	}
+	if p.BlobSize > 0 {
+		fmt.Fprintf(w, ", a %s blob in %s blocks or ranges, %d in flight", fmtBytes(p.BlobSize), fmtBytes(p.BlockSize), p.BlobParallel)
+	}
+	if p.SmallSize > 0 {
+		fmt.Fprintf(w, ", %s small blobs", fmtBytes(int64(p.SmallSize)))
+		if p.SmallBlobs > 0 {
+			fmt.Fprintf(w, " (%s preloaded)", Thousands(float64(p.SmallBlobs)))
+		}
+	}
+	if p.ListBlobs > 0 {
+		fmt.Fprintf(w, ", List Blobs pages of %s in %s blobs", Thousands(float64(p.ListPage)), Thousands(float64(p.ListBlobs)))
+	}
+	if p.BlobSize > 0 || p.SmallSize > 0 || p.ListBlobs > 0 {
+		fmt.Fprint(w, " (a blob counts as an entity)")
 	}
 	fmt.Fprintln(w)
 	for _, e := range rep.Endpoints {
@@ -173,10 +214,16 @@ func printHeader(w io.Writer, rep *Report) {
 		if e.QueuePreloadSeconds > 0 {
 			fmt.Fprintf(w, "  (queues preloaded in %s)", fmtMs(e.QueuePreloadSeconds*1000))
 		}
+		if e.BlobURL != "" {
+			fmt.Fprintf(w, "  blobs %s", e.BlobURL)
+		}
+		if e.BlobPreloadSeconds > 0 {
+			fmt.Fprintf(w, "  (containers preloaded in %s)", fmtMs(e.BlobPreloadSeconds*1000))
+		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, rowFormat, "workload", "endpoint", "ops/s", "entities/s", "pages/s", "examined/s", "p50", "p99", "p999", "errors")
+	fmt.Fprintf(w, rowFormat, "workload", "endpoint", "ops/s", "entities/s", "pages/s", "examined/s", "MB/s", "p50", "p99", "p999", "errors")
 }
 
 func printRow(w io.Writer, r Result) {
@@ -186,7 +233,7 @@ func printRow(w io.Writer, r Result) {
 		}
 		return Thousands(v)
 	}
-	fmt.Fprintf(w, rowFormat, r.Workload, r.Endpoint, Thousands(r.OpsPerSec), Thousands(r.EntitiesPerSec), dash(r.PagesPerSec), dash(r.ExaminedPerSec),
+	fmt.Fprintf(w, rowFormat, r.Workload, r.Endpoint, Thousands(r.OpsPerSec), Thousands(r.EntitiesPerSec), dash(r.PagesPerSec), dash(r.ExaminedPerSec), dash(r.MBPerSec),
 		fmtMs(r.LatencyMs.P50), fmtMs(r.LatencyMs.P99), fmtMs(r.LatencyMs.P999), strconv.FormatInt(r.ErrorCount, 10))
 }
 
@@ -205,11 +252,38 @@ func printCeiling(w io.Writer, rep *Report) {
 	}
 }
 
+// printDisk prints the yardsticks of --disk-dir and how the large-blob workloads compare
+// with them.
+func printDisk(w io.Writer, rep *Report) {
+	d := rep.Disk
+	fmt.Fprintf(w, "\ndisk (%s): %s written in %s writes: %s MB/s with one fdatasync at the end, %s MB/s with fdatasync after each write\n",
+		d.Dir, fmtBytes(d.Bytes), fmtBytes(d.ChunkBytes), Thousands(d.SyncAtEndMBPerSec), Thousands(d.SyncPerChunkMBPerSec))
+	for _, r := range rep.Results {
+		if r.Workload == "blob-upload" && r.MBPerSec > 0 {
+			fmt.Fprintf(w, "  blob-upload on %s: %.0f%% of the disk's rate synced at the end, %.0f%% of it synced per write\n",
+				r.Endpoint, 100*r.MBPerSec/d.SyncAtEndMBPerSec, 100*r.MBPerSec/d.SyncPerChunkMBPerSec)
+		}
+	}
+	if len(rep.FileServer) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nthe download workloads against an in-process Go file server (net/http.ServeFile) sending the same bytes from %s\n", d.Dir)
+	for _, f := range rep.FileServer {
+		printRow(w, f)
+		for _, r := range rep.Results {
+			if r.Workload == f.Workload && f.MBPerSec > 0 {
+				fmt.Fprintf(w, "  %s on %s: %s the file server\n", r.Workload, r.Endpoint, fmtRatio(r.MBPerSec/f.MBPerSec))
+			}
+		}
+	}
+}
+
 func printErrors(w io.Writer, rep *Report) {
 	all := append([]Result(nil), rep.Results...)
 	if rep.Ceiling != nil {
 		all = append(all, *rep.Ceiling)
 	}
+	all = append(all, rep.FileServer...)
 	fmt.Fprintf(w, "\nERRORS: %d operations failed\n", rep.Errors)
 	for _, r := range all {
 		for _, e := range r.Errors {

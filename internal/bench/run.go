@@ -31,6 +31,20 @@ type target struct {
 	queues        [numQueueRoles]string
 	createdQueues []string
 	queuePreload  time.Duration
+
+	// blob is the client of the target's blob endpoint, nil when it has none; containers and
+	// createdContainers are as tables and created, for the blob workloads.
+	blob              *Client
+	containers        [numBlobRoles]string
+	createdContainers []string
+	blobPreload       time.Duration
+	// listPages are where the pages of the list container start (blob.go).
+	listPages []listPage
+	// xfer is the blocks the workers of a rounds workload share while it runs.
+	xfer *transfer
+	// bigBlob is the path of the blob the downloads read, once there is one; uploaded, of
+	// the first blob blob-upload committed (ensureBigBlob).
+	bigBlob, uploaded string
 }
 
 // worker issues one workload's operations in a loop and keeps its own tallies, so that
@@ -40,6 +54,7 @@ type worker struct {
 	t     *target
 	cn    *conn
 	qcn   *conn // to the target's queue endpoint, for the queue workloads
+	bcn   *conn // to the target's blob endpoint, for the blob workloads
 	rng   *rand.Rand
 	batch *batchBuilder
 	// name ("w007") starts the row keys of what the worker inserts, and is the partition of
@@ -47,11 +62,17 @@ type worker struct {
 	name string
 	seq  int64
 
-	hist                       Histogram
-	ops, entities, pages, exam int64
-	errs                       map[string]*ErrorCount
-	done                       atomic.Int64 // operations finished, ok or not: the progress line
-	failed                     atomic.Int64
+	// block is an upload's block buffer, sink checks downloads, small a small blob's bytes
+	// (blob.go).
+	block []byte
+	sink  blobSink
+	small []byte
+
+	hist                              Histogram
+	ops, entities, pages, exam, bytes int64
+	errs                              map[string]*ErrorCount
+	done                              atomic.Int64 // operations finished, ok or not: the progress line
+	failed                            atomic.Int64
 }
 
 // newWorker returns worker number id of a workload. Workers with the same seed and id draw the
@@ -62,6 +83,7 @@ func newWorker(cfg *config, t *target, id int, seed uint64) *worker {
 		t:    t,
 		cn:   &conn{c: t.client},
 		qcn:  &conn{c: t.queue},
+		bcn:  &conn{c: t.blob},
 		rng:  rand.New(rand.NewPCG(seed, uint64(id))),
 		name: fmt.Sprintf("w%03d", id),
 		errs: map[string]*ErrorCount{},
@@ -88,28 +110,44 @@ func (w *worker) countError(err error) {
 // their merged tallies. Workers stop starting operations at the deadline; the elapsed time
 // runs until the last one has finished, so a long operation still in flight is counted in
 // full, against the time it took.
+//
+// The workers of a rounds workload (blob.go) share a transfer instead: they start no blob
+// after the deadline, finish the one started, and stop when no block is left.
 func runWorkload(ctx context.Context, cfg *config, wl workload, t *target, seed uint64, prog *progress) Result {
-	workers := make([]*worker, cfg.concurrency)
+	n, rounds := cfg.concurrency, false
+	if wl.blob != nil {
+		if wl.blob.workers != nil {
+			n = wl.blob.workers(cfg)
+		}
+		rounds = wl.blob.rounds
+	}
+	workers := make([]*worker, n)
 	for i := range workers {
 		workers[i] = newWorker(cfg, t, i, seed)
 	}
 	stop := prog.start(wl.name+" on "+t.label, cfg.duration, workers)
 	start := time.Now()
 	deadline := start.Add(cfg.duration)
+	if rounds {
+		t.xfer = newTransfer(cfg, deadline, 0)
+	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Go(func() {
-			for ctx.Err() == nil && time.Now().Before(deadline) {
+			for ctx.Err() == nil && (rounds || time.Now().Before(deadline)) {
 				t0 := time.Now()
 				st, err := wl.op(ctx, w)
 				d := time.Since(t0)
 				switch {
+				case errors.Is(err, errTransferDone):
+					return
 				case err == nil:
 					w.hist.Record(d)
 					w.ops++
 					w.entities += st.entities
 					w.pages += st.pages
 					w.exam += st.examined
+					w.bytes += st.bytes
 				case ctx.Err() != nil:
 					// Interrupted: the run is abandoned, not failed.
 				default:
@@ -125,6 +163,7 @@ func runWorkload(ctx context.Context, cfg *config, wl workload, t *target, seed 
 	for _, w := range workers {
 		w.cn.close()
 		w.qcn.close()
+		w.bcn.close()
 	}
 
 	var hist Histogram
@@ -136,6 +175,7 @@ func runWorkload(ctx context.Context, cfg *config, wl workload, t *target, seed 
 		r.Entities += w.entities
 		r.Pages += w.pages
 		r.examined += w.exam
+		r.Bytes += w.bytes
 		for k, e := range w.errs {
 			if m := errs[k]; m != nil {
 				m.Count += e.Count
@@ -158,6 +198,9 @@ func setup(ctx context.Context, cfg *config, t *target, runID string, prog *prog
 		need[wl.table] = true
 	}
 	if err := setupQueues(ctx, cfg, t, runID, prog); err != nil {
+		return err
+	}
+	if err := setupBlobs(ctx, cfg, t, runID, prog); err != nil {
 		return err
 	}
 	for role, suffix := range tableSuffixes {
@@ -255,7 +298,7 @@ func teardown(t *target) error {
 	defer cancel()
 	cn := &conn{c: t.client}
 	defer cn.close()
-	errs := []error{teardownQueues(ctx, t)}
+	errs := []error{teardownQueues(ctx, t), teardownBlobs(ctx, t)}
 	for _, name := range t.created {
 		if err := cn.deleteTable(ctx, name); err != nil {
 			errs = append(errs, fmt.Errorf("deleting table %s on %s: %w", name, t.label, err))

@@ -88,8 +88,9 @@ var errNothingReceived = fmt.Errorf("connection closed before the response began
 
 // roundTrip writes head (the request line and headers, ending in the empty line) and body,
 // and reads the response into hdr (only the headers the client looks at, see keptHeaders)
-// and body. close reports that the server will not take another request on the connection.
-func (w *wire) roundTrip(ctx context.Context, timeout time.Duration, method string, head, body []byte, hdr http.Header, respBody *bytes.Buffer) (status int, close bool, err error) {
+// and body, or sink (see conn.sink). close reports that the server will not take another
+// request on the connection.
+func (w *wire) roundTrip(ctx context.Context, timeout time.Duration, method string, head, body []byte, hdr http.Header, respBody *bytes.Buffer, sink io.Writer) (status int, close bool, err error) {
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -105,7 +106,7 @@ func (w *wire) roundTrip(ctx context.Context, timeout time.Duration, method stri
 	if err := w.w.Flush(); err != nil {
 		return 0, true, err
 	}
-	return readResponse(w.r, method, hdr, respBody)
+	return readResponseTo(w.r, method, hdr, respBody, sink)
 }
 
 // keptHeaders are the response headers the client reads, in lower case and in the canonical
@@ -119,6 +120,12 @@ var keptHeaders = []struct{ lower, canonical string }{
 // readResponse reads one HTTP/1.1 response: the status line, the headers, and the body, of
 // Content-Length bytes, chunked, or up to the end of the connection.
 func readResponse(r *bufio.Reader, method string, hdr http.Header, body *bytes.Buffer) (status int, close bool, err error) {
+	return readResponseTo(r, method, hdr, body, nil)
+}
+
+// readResponseTo is readResponse with the body of a 200 or 206 response written to sink
+// instead, when sink is not nil.
+func readResponseTo(r *bufio.Reader, method string, hdr http.Header, body *bytes.Buffer, sink io.Writer) (status int, close bool, err error) {
 	for {
 		line, err := readLine(r)
 		if err != nil {
@@ -172,14 +179,18 @@ func readResponse(r *bufio.Reader, method string, hdr http.Header, body *bytes.B
 			continue // an interim response (100 Continue): the real one follows
 		}
 		body.Reset()
+		var dst io.Writer = body
+		if sink != nil && (status == http.StatusOK || status == http.StatusPartialContent) {
+			dst = sink
+		}
 		switch {
 		case method == http.MethodHead || status == http.StatusNoContent || status == http.StatusNotModified:
 		case chunked:
-			err = readChunked(r, body)
+			err = readChunked(r, dst)
 		case length >= 0:
-			_, err = io.CopyN(body, r, length)
+			_, err = io.CopyN(dst, r, length)
 		default:
-			_, err = body.ReadFrom(r) // the body runs to the end of the connection
+			_, err = io.Copy(dst, r) // the body runs to the end of the connection
 			close = true
 		}
 		if err != nil {
@@ -190,7 +201,7 @@ func readResponse(r *bufio.Reader, method string, hdr http.Header, body *bytes.B
 }
 
 // readChunked reads a chunked body (RFC 9112 §7.1), ignoring chunk extensions and trailers.
-func readChunked(r *bufio.Reader, body *bytes.Buffer) error {
+func readChunked(r *bufio.Reader, body io.Writer) error {
 	for {
 		line, err := readLine(r)
 		if err != nil {

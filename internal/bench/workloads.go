@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 )
 
@@ -27,6 +28,7 @@ type opStats struct {
 	entities int64 // entities written, read or returned
 	pages    int64 // query responses (scans only)
 	examined int64 // entities the server had to look at (the filtered table scan only)
+	bytes    int64 // bytes of blob data written or read (the blob workloads)
 }
 
 // workload is one kind of operation, issued in a loop by every worker.
@@ -39,6 +41,8 @@ type workload struct {
 	op       func(ctx context.Context, w *worker) (opStats, error)
 	// queue is the queue a queue workload uses (queue.go); noQueue for a table workload.
 	queue queueRole
+	// blob is what a blob workload needs (blob.go); nil for the others.
+	blob *blobSpec
 }
 
 const (
@@ -49,19 +53,24 @@ const (
 
 // workloads lists every workload in the order a run takes them.
 var workloads = []workload{
-	{"insert", "Insert Entity of a new entity, spread over --partitions partitions", insertTable, headlineEntities, insertOp(false), noQueue},
-	{"insert-one-partition", "Insert Entity of a new entity, all in one partition (the hot-partition path)", hotTable, headlineEntities, insertOp(true), noQueue},
-	{"insert-or-replace", "Insert Or Replace Entity (PUT) over a random preloaded entity", readTable, headlineEntities, upsertOp(http.MethodPut), noQueue},
-	{"insert-or-merge", "Insert Or Merge Entity (MERGE) over a random preloaded entity", readTable, headlineEntities, upsertOp("MERGE"), noQueue},
-	{"point-get", "Query Entity by PartitionKey and RowKey, a random preloaded entity", readTable, headlineEntities, pointGetOp, noQueue},
-	{"batch-insert", "Entity group transaction ($batch) inserting 100 new entities into one partition", batchTable, headlineEntities, batchInsertOp, noQueue},
-	{"partition-scan", "Query Entities for one random partition whole (PartitionKey eq …), following continuations", readTable, headlineEntities, partitionScanOp, noQueue},
-	{"table-scan-filtered", "Query Entities over the whole table for Category eq 42 (1% of it), following continuations", readTable, headlineExamined, tableScanOp, noQueue},
-	{"mixed", "80% point-get, 20% insert-or-replace, over random preloaded entities", readTable, headlineOps, mixedOp, noQueue},
+	{"insert", "Insert Entity of a new entity, spread over --partitions partitions", insertTable, headlineEntities, insertOp(false), noQueue, nil},
+	{"insert-one-partition", "Insert Entity of a new entity, all in one partition (the hot-partition path)", hotTable, headlineEntities, insertOp(true), noQueue, nil},
+	{"insert-or-replace", "Insert Or Replace Entity (PUT) over a random preloaded entity", readTable, headlineEntities, upsertOp(http.MethodPut), noQueue, nil},
+	{"insert-or-merge", "Insert Or Merge Entity (MERGE) over a random preloaded entity", readTable, headlineEntities, upsertOp("MERGE"), noQueue, nil},
+	{"point-get", "Query Entity by PartitionKey and RowKey, a random preloaded entity", readTable, headlineEntities, pointGetOp, noQueue, nil},
+	{"batch-insert", "Entity group transaction ($batch) inserting 100 new entities into one partition", batchTable, headlineEntities, batchInsertOp, noQueue, nil},
+	{"partition-scan", "Query Entities for one random partition whole (PartitionKey eq …), following continuations", readTable, headlineEntities, partitionScanOp, noQueue, nil},
+	{"table-scan-filtered", "Query Entities over the whole table for Category eq 42 (1% of it), following continuations", readTable, headlineExamined, tableScanOp, noQueue, nil},
+	{"mixed", "80% point-get, 20% insert-or-replace, over random preloaded entities", readTable, headlineOps, mixedOp, noQueue, nil},
+}
+
+// allWorkloads lists every workload: the table, queue and blob ones.
+func allWorkloads() []workload {
+	return slices.Concat(workloads, queueWorkloads, blobWorkloads)
 }
 
 func findWorkload(name string) (workload, bool) {
-	for _, wl := range append(workloads[:len(workloads):len(workloads)], queueWorkloads...) {
+	for _, wl := range allWorkloads() {
 		if wl.name == name {
 			return wl, true
 		}
