@@ -10,7 +10,9 @@
 # 127.0.0.1 ports. Then:
 #
 #   1. tabula bench --workloads queue-put,queue-get-delete, on Tabula then on Azurite
-#      (16 workers, 10 s each, 1 KiB messages; --messages preloaded for get+delete);
+#      (16 workers, 10 s each, 1 KiB messages; get+delete drains a queue preloaded with $MESSAGES
+#      messages on Tabula, default 400,000, and $AZURITE_MESSAGES on Azurite, default 40,000:
+#      Azurite slows as its queue grows, to about 100 puts a second at 240,000);
 #   2. tabula bench --workloads queue-get-at-depth on Tabula with --queue-depth 1000, and again
 #      with --queue-depth $DEEP (default 1,000,000): Get Messages at the head of a queue that
 #      deep, each message made visible again so that the depth stays.
@@ -18,7 +20,7 @@
 # Writes $OUT (default bench-out/queue-*.json and queue-report.txt). Both servers are stopped on
 # exit, whatever happens. Run it on a quiet machine: client and servers share its cores.
 #
-# Environment: CONCURRENCY DURATION MESSAGES DEEP OUT TABULA_BIN, and scripts/azurite.sh's
+# Environment: CONCURRENCY DURATION MESSAGES AZURITE_MESSAGES DEEP OUT TABULA_BIN, and scripts/azurite.sh's
 # AZURITE_VERSION AZURITE_HOME AZURITE_BIN.
 set -euo pipefail
 
@@ -86,7 +88,8 @@ echo "== put and get+delete, Tabula then Azurite" >>"$report"
 # (no table workload runs).
 "$tabula" bench --endpoint "$tabula_url" --queue-endpoint "$queue_url" --label tabula \
   --compare "$azurite_url" --compare-queue "$azurite_url" --compare-label azurite \
-  --workloads queue-put,queue-get-delete --messages "${MESSAGES:-400000}" "${common[@]}" --json "$@" \
+  --workloads queue-put,queue-get-delete --messages "${MESSAGES:-400000}" \
+  --compare-messages "${AZURITE_MESSAGES:-40000}" "${common[@]}" --json "$@" \
   2>>"$report" >"$out/queue-compare.json" || status=$?
 for depth in 1000 "${DEEP:-1000000}"; do
   echo "== Get Messages at depth $depth (Tabula)" >>"$report"

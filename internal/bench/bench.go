@@ -61,6 +61,9 @@ type endpointFlags struct {
 	url, account, key, label string
 	queueURL                 string // the same account's queue service root
 	blobURL                  string // the same account's blob service root
+	// messages overrides --messages for this endpoint (0: --messages), so that a slow peer
+	// is not preloaded with what a fast one needs.
+	messages int64
 }
 
 const usageHead = `usage: tabula bench [flags]
@@ -116,7 +119,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if label == "" {
 			label = hostOf(c.Endpoint)
 		}
-		t := &target{label: label, client: c, getStatus: 200}
+		t := &target{label: label, client: c, getStatus: 200, messages: ep.messages}
 		if ep.queueURL != "" {
 			if t.queue, err = NewClient(ep.queueURL, ep.account, ep.key, cfg.concurrency, cfg.timeout); err != nil {
 				return err
@@ -327,6 +330,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	fs.StringVar(&a.queueURL, "queue-endpoint", "http://127.0.0.1:10001/devstoreaccount1", "`URL` of the queue service root of --endpoint's account, for the queue workloads")
 	fs.StringVar(&b.queueURL, "compare-queue", "", "`URL` of the queue service root of the --compare endpoint's account")
 	fs.Int64Var(&cfg.messages, "messages", 200_000, "messages preloaded for queue-get-delete, which must not run out within --duration")
+	fs.Int64Var(&b.messages, "compare-messages", 0, "messages preloaded for queue-get-delete on the --compare endpoint (default: --messages); a slower endpoint needs fewer")
 	fs.IntVar(&cfg.messageSize, "message-size", 1024, "`BYTES` of a message's text")
 	fs.Int64Var(&cfg.queueDepth, "queue-depth", 1000, "messages kept in the queue of queue-get-at-depth")
 	fs.StringVar(&a.blobURL, "blob-endpoint", "http://127.0.0.1:10000/devstoreaccount1", "`URL` of the blob service root of --endpoint's account, for the blob workloads")
@@ -382,6 +386,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 		return nil, a, b, fmt.Errorf("--message-size must be 1 to 65536")
 	case cfg.messages < 1 || cfg.queueDepth < 1:
 		return nil, a, b, fmt.Errorf("--messages and --queue-depth must be at least 1")
+	case b.messages < 0:
+		return nil, a, b, fmt.Errorf("--compare-messages must be at least 1, or 0 for --messages")
 	case cfg.blockSize < stampEvery || cfg.blockSize%stampEvery != 0 || cfg.blockSize > 4000<<20:
 		return nil, a, b, fmt.Errorf("--block-size must be a multiple of 64KiB, at most 4000MiB (Azure's largest block)")
 	case cfg.blobSize < 1 || blocksOf(cfg) > 50_000:

@@ -194,10 +194,14 @@ func setupQueues(ctx context.Context, cfg *config, t *target, runID string, prog
 		}
 		t.createdQueues = append(t.createdQueues, t.queues[role])
 	}
+	messages := cfg.messages
+	if t.messages > 0 {
+		messages = t.messages
+	}
 	for _, fill := range []struct {
 		role queueRole
 		n    int64
-	}{{workQueue, cfg.messages}, {depthQueue, cfg.queueDepth}} {
+	}{{workQueue, messages}, {depthQueue, cfg.queueDepth}} {
 		if !need[fill.role] {
 			continue
 		}

@@ -54,3 +54,18 @@ func TestQueueGetDeleteReportsARunDryQueue(t *testing.T) {
 		t.Fatalf("report does not name the cause:\n%s", report)
 	}
 }
+
+// --compare-messages preloads the second endpoint alone with fewer messages: here too few, so
+// only it runs dry.
+func TestCompareMessagesPreloadsTheSecondEndpointAlone(t *testing.T) {
+	tables, queues, otherQueues := startTabula(t), startTabulaQueues(t), startTabulaQueues(t)
+	_, report, err := runJSON(t, "--endpoint", tables, "--queue-endpoint", queues, "--label", "first",
+		"--compare", tables, "--compare-queue", otherQueues, "--compare-label", "second", "--workloads", "queue-get-delete",
+		"--duration", "300ms", "--concurrency", "2", "--messages", "5000", "--compare-messages", "5")
+	if err == nil {
+		t.Fatalf("the second endpoint's dry queue went unreported\n%s", report)
+	}
+	if n := strings.Count(report, "queue ran dry"); n != 1 {
+		t.Fatalf("%d dry queues reported, want the second endpoint's only (%v):\n%s", n, err, report)
+	}
+}

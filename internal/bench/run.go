@@ -31,6 +31,7 @@ type target struct {
 	queues        [numQueueRoles]string
 	createdQueues []string
 	queuePreload  time.Duration
+	messages      int64 // preloaded for queue-get-delete; 0: --messages
 
 	// blob is the client of the target's blob endpoint, nil when it has none; containers and
 	// createdContainers are as tables and created, for the blob workloads.
