@@ -125,7 +125,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			DurationSeconds: cfg.duration.Seconds(),
 			Entities:        cfg.entities,
 			Partitions:      cfg.partitions,
-			EntitySize:      cfg.entitySize,
+			EntitySize:      cfg.shape.asked,
+			EntityShape:     cfg.shape.name,
 			EntityBytes:     cfg.shape.size,
 			TablePrefix:     cfg.tablePrefix,
 			GOMAXPROCS:      runtime.GOMAXPROCS(0),
@@ -263,7 +264,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	}
 	var a, b endpointFlags
 	cfg := &config{}
-	var workloadList string
+	var workloadList, shapeName string
 	fs.StringVar(&a.url, "endpoint", "http://127.0.0.1:10002/devstoreaccount1", "`URL` of the table service root; path style, the last path segment is the account")
 	fs.StringVar(&a.account, "account", "", "account `NAME` (default: from the endpoint)")
 	fs.StringVar(&a.key, "key", "", "account `KEY`, base64 (default: the well-known devstoreaccount1 key)")
@@ -281,7 +282,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each workload runs on each endpoint")
 	fs.Int64Var(&cfg.entities, "entities", 100_000, "entities preloaded for the read and rewrite workloads")
 	fs.IntVar(&cfg.partitions, "partitions", 10, "partitions the preloaded entities and the inserts are spread over")
-	fs.IntVar(&cfg.entitySize, "entity-size", 1024, "approximate JSON `BYTES` of an entity (ten properties of mixed EDM types, padded)")
+	fs.IntVar(&cfg.entitySize, "entity-size", 1024, "approximate JSON `BYTES` of an entity, padded (default 1024 for typed10, 1400 for mixed11)")
+	fs.StringVar(&shapeName, "entity-shape", defaultShapeName, "`SHAPE` of the entities: typed10 (ten properties of every EDM type) or mixed11 (eleven, as issue 17 measured)")
 	fs.StringVar(&workloadList, "workloads", "all", "comma-separated `LIST` of workloads, or all, or none (with --ceiling)")
 	fs.StringVar(&cfg.tablePrefix, "table", "bench", "`PREFIX` of the table names (a random run id and the table's role follow)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the tables instead of deleting them at the end")
@@ -320,7 +322,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	if err := checkTablePrefix(cfg.tablePrefix); err != nil {
 		return nil, a, b, err
 	}
-	cfg.shape = newEntityShape(cfg.entitySize)
+	sizeGiven := false
+	fs.Visit(func(f *flag.Flag) { sizeGiven = sizeGiven || f.Name == "entity-size" })
+	if cfg.shape, err = parseEntityShape(shapeName, cfg.entitySize, sizeGiven); err != nil {
+		return nil, a, b, err
+	}
 	return cfg, a, b, nil
 }
 

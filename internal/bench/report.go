@@ -36,6 +36,7 @@ type Parameters struct {
 	Partitions      int      `json:"partitions"`
 	EntitySize      int      `json:"entity_size"`  // as asked (--entity-size)
 	EntityBytes     int      `json:"entity_bytes"` // JSON bytes of a typical entity as sent
+	EntityShape     string   `json:"entity_shape"` // --entity-shape
 	Workloads       []string `json:"workloads"`
 	TablePrefix     string   `json:"table_prefix"`
 	GOMAXPROCS      int      `json:"gomaxprocs"` // of the client
@@ -155,7 +156,7 @@ func printHeader(w io.Writer, rep *Report) {
 		}
 	}
 	if tables {
-		fmt.Fprintf(w, ", %s entities in %d partitions, %d-byte entities (JSON)", Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes)
+		fmt.Fprintf(w, ", %s entities in %d partitions, %d-byte %s entities (JSON)", Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes, p.EntityShape)
 	}
 	if p.MessageSize > 0 {
 		fmt.Fprintf(w, ", %d-byte messages (%s preloaded for queue-get-delete, %s kept for queue-get-at-depth; a message counts as an entity)",
