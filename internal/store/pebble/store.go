@@ -68,6 +68,8 @@ type Store struct {
 	guard store.CloseGuard
 
 	objects objectFiles // objects.go
+
+	wal walStats // walstats.go
 }
 
 var (
@@ -127,7 +129,7 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	cache := pebble.NewCache(blockCacheBytes)
 	defer cache.Unref() // the DB holds its own reference
-	o := pebbleOptions(&disk{FS: fs, failure: s.failure, space: s.space}, cache, s.space.memTableBytes)
+	o := pebbleOptions(&disk{FS: fs, failure: s.failure, space: s.space, wal: &s.wal}, cache, s.space.memTableBytes)
 	o.Logger = slogLogger{s.failure}
 	o.EventListener = s.eventListener()
 
@@ -457,8 +459,12 @@ func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
 		}
 		return s.syncWait(batch)
 	})
-	if err == nil && s.space.full.Load() {
-		s.flushSoon()
+	if err == nil {
+		s.wal.commits.Add(1)
+		s.wal.mutations.Add(uint64(len(mutations)))
+		if s.space.full.Load() {
+			s.flushSoon()
+		}
 	}
 	return err
 }
@@ -761,6 +767,9 @@ func (s *Store) DeleteSpace(ctx context.Context, space string) error {
 		}
 		return s.syncWait(batch)
 	})
+	if err == nil {
+		s.wal.commits.Add(1)
+	}
 	if err == nil && s.space.full.Load() {
 		s.exciseSoon(space)
 	}
