@@ -49,6 +49,7 @@ type config struct {
 type endpointFlags struct {
 	url, account, key, label string
 	queueURL                 string // the same account's queue service root
+	metrics                  string // Tabula's /metrics for the endpoint (servercost.go)
 }
 
 const usageHead = `usage: tabula bench [flags]
@@ -103,6 +104,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			label = hostOf(c.Endpoint)
 		}
 		t := &target{label: label, client: c, getStatus: 200}
+		if t.metrics, err = newServerMetrics(ctx, ep.metrics, c.Endpoint); err != nil {
+			return err
+		}
 		if ep.queueURL != "" {
 			if t.queue, err = NewClient(ep.queueURL, ep.account, ep.key, cfg.concurrency, cfg.timeout); err != nil {
 				return err
@@ -184,6 +188,9 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 		if len(t.createdQueues) > 0 {
 			ep.QueueURL = t.queue.Endpoint
 		}
+		if t.metrics != nil {
+			ep.MetricsURL = t.metrics.url
+		}
 		if ep.Tables == nil {
 			ep.Tables = []string{}
 		}
@@ -194,11 +201,12 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 	for _, wl := range cfg.workloads {
 		var row []Result
 		for _, t := range targets {
-			r := runWorkload(ctx, cfg, wl, t, seed, prog)
+			r := measureServer(ctx, t.metrics, func() Result { return runWorkload(ctx, cfg, wl, t, seed, prog) })
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			printRow(human, r)
+			printServerCost(human, r)
 			row = append(row, r)
 			rep.Results = append(rep.Results, r)
 			rep.Errors += r.ErrorCount
@@ -274,6 +282,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	fs.StringVar(&b.key, "compare-key", "", "account `KEY` at --compare")
 	fs.StringVar(&b.label, "compare-label", "", "`NAME` of the --compare endpoint in the report")
 	fs.StringVar(&a.queueURL, "queue-endpoint", "http://127.0.0.1:10001/devstoreaccount1", "`URL` of the queue service root of --endpoint's account, for the queue workloads")
+	fs.StringVar(&a.metrics, "metrics", metricsAuto, "`URL` of Tabula's Prometheus metrics for --endpoint (its console's /metrics), read before and after each workload to report the server's CPU per operation and its store's commits and WAL syncs; auto: port 10003 of an endpoint on 10002, if it answers; empty: none")
+	fs.StringVar(&b.metrics, "compare-metrics", "", "`URL` of Tabula's Prometheus metrics for --compare (auto as for --metrics)")
 	fs.StringVar(&b.queueURL, "compare-queue", "", "`URL` of the queue service root of the --compare endpoint's account")
 	fs.Int64Var(&cfg.messages, "messages", 200_000, "messages preloaded for queue-get-delete, which must not run out within --duration")
 	fs.IntVar(&cfg.messageSize, "message-size", 1024, "`BYTES` of a message's text")

@@ -58,6 +58,8 @@ type Endpoint struct {
 	QueueURL            string   `json:"queue_url,omitempty"`
 	Queues              []string `json:"queues,omitempty"`
 	QueuePreloadSeconds float64  `json:"queue_preload_seconds,omitempty"`
+	// MetricsURL is where the server's own metrics were read (--metrics), if anywhere.
+	MetricsURL string `json:"metrics_url,omitempty"`
 }
 
 // Result is one workload on one endpoint. Rates divide by the elapsed time, from the first
@@ -81,6 +83,8 @@ type Result struct {
 	LatencyMs    Latency      `json:"latency_ms"`
 	ErrorCount   int64        `json:"error_count"`
 	Errors       []ErrorCount `json:"errors,omitempty"`
+	// Server is what the server spent, when its metrics could be read (--metrics).
+	Server *ServerCost `json:"server,omitempty"`
 
 	examined int64
 }
@@ -173,6 +177,9 @@ func printHeader(w io.Writer, rep *Report) {
 		}
 		if e.QueuePreloadSeconds > 0 {
 			fmt.Fprintf(w, "  (queues preloaded in %s)", fmtMs(e.QueuePreloadSeconds*1000))
+		}
+		if e.MetricsURL != "" {
+			fmt.Fprintf(w, "  server metrics %s", e.MetricsURL)
 		}
 		fmt.Fprintln(w)
 	}
