@@ -241,7 +241,7 @@ func printServerCost(w io.Writer, r Result) {
 		}
 		parts = append(parts, p)
 	}
-	if c.Syncs > 0 {
+	if c.Syncs > 0 && c.Commits > 0 { // a read workload's syncs are the store's own housekeeping
 		parts = append(parts, Thousands(c.SyncsPerSec)+" WAL syncs/s", strconv.FormatFloat(c.CommitsPerSync, 'f', 2, 64)+" commits/sync",
 			strconv.FormatFloat(c.WALWrites/c.Syncs, 'f', 2, 64)+" WAL writes/sync")
 	}
