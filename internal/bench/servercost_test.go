@@ -63,9 +63,10 @@ func TestServerCostIsReadFromTabulasMetricsAroundEachWorkload(t *testing.T) {
 		if c == nil {
 			t.Fatalf("%s: no server cost\n%s", r.Workload, report)
 		}
-		// The store commits once per insert and once per batch: nothing else writes while a
-		// workload runs.
-		if c.Commits != float64(r.Ops) || c.Mutations != float64(r.Entities) {
+		// The store commits once per insert and once per batch, and the table service at
+		// most once more (it moves its Timestamp floor a minute at a time): nothing else
+		// writes while a workload runs.
+		if c.Commits < float64(r.Ops) || c.Commits > float64(r.Ops+1) || c.Mutations < float64(r.Entities) || c.Mutations > float64(r.Entities+1) {
 			t.Errorf("%s: %v commits of %v records for %d operations of %d entities", r.Workload, c.Commits, c.Mutations, r.Ops, r.Entities)
 		}
 		// Each commit waits for at most one sync; a few more close the WAL files of the small
