@@ -276,13 +276,15 @@ func (s *space) measure() {
 // every write cost 2% of the server's CPU under sustained batch inserts. A measurement that
 // finds room to spare lets compactions write half of that spare room, for up to
 // roomRecheck, before the next one: the disk is still measured ten times a second while
-// compactions run, and never let below floor/2 by them alone.
+// compactions run, and never let below floor/2 by them alone. Once the disk is known to be
+// (nearly) full, every write measures again, so that a compaction never takes the room a
+// released reserve made for the WAL.
 func (s *space) compactionRoom(n int) error {
 	if !s.measurable {
 		return nil
 	}
 	now := time.Now().UnixNano()
-	if now-s.roomMeasuredAt.Load() < int64(roomRecheck) && s.roomBudget.Add(-int64(n)) >= 0 {
+	if !s.full.Load() && now-s.roomMeasuredAt.Load() < int64(roomRecheck) && s.roomBudget.Add(-int64(n)) >= 0 {
 		return nil
 	}
 	avail, err := s.avail()
