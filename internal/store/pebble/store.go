@@ -70,6 +70,8 @@ type Store struct {
 	objects objectFiles // objects.go
 
 	wal walStats // walstats.go
+
+	workers *workers // run writes (workers.go)
 }
 
 var (
@@ -120,7 +122,7 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	s := &Store{
 		failure: newFailure(dir), space: newSpace(fs, dir), seed: maphash.MakeSeed(),
-		writeTimeout: writeTimeout, closeTimeout: closeTimeout,
+		writeTimeout: writeTimeout, closeTimeout: closeTimeout, workers: newWorkers(),
 	}
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	if err := s.space.prepareOpen(); err != nil {
@@ -522,15 +524,16 @@ func (s *Store) admitGrowth(n int64) error {
 	return s.space.admit(n)
 }
 
-// write runs fn, which applies a batch and waits for its fsync, on a goroutine of its own,
-// and waits for it at most writeTimeout and no longer than the store stays healthy. Pebble
+// write runs fn, which applies a batch and waits for its fsync, on another goroutine (a
+// worker, workers.go), and waits for it at most writeTimeout and no longer than the store
+// stays healthy. Pebble
 // can hold a commit forever (a stall behind flushes that cannot be written, a parked WAL
 // write, its commit pipeline wedged by a panic), and only a waiter that can walk away keeps
 // the caller from hanging with it. A panic in fn fails the store: Pebble panics in its commit
 // pipeline when it cannot go on.
 func (s *Store) write(fn func() error) error {
 	done := make(chan error, 1)
-	go func() {
+	s.workers.run(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				err := fmt.Errorf("pebble panicked in a commit: %v", r)
@@ -539,7 +542,7 @@ func (s *Store) write(fn func() error) error {
 			}
 		}()
 		done <- fn()
-	}()
+	})
 	timer := time.NewTimer(s.writeTimeout)
 	defer timer.Stop()
 	select {
@@ -815,9 +818,11 @@ func (s *Store) Close() error {
 		return err
 	} else if err != nil {
 		s.space.close()
+		s.workers.stop()
 		return s.gaveUp(wait, err)
 	}
 	s.space.close()
+	s.workers.stop()
 	done := make(chan error, 1)
 	go func() {
 		defer func() {
