@@ -7,8 +7,11 @@
 # a fresh temporary --data directory, starts Azurite's table service in memory, both on free
 # 127.0.0.1 ports, and runs
 #
-#   tabula bench --endpoint TABULA --compare AZURITE --ceiling --json \
-#       --concurrency 16 --duration 10s --entities 100000 --partitions 10 --entity-size 1024
+#   tabula bench --endpoint TABULA --metrics TABULA_CONSOLE/metrics --compare AZURITE --ceiling --json \
+#       --concurrency 16 --duration 10s --entities 100000 --partitions 10 --entity-shape typed10
+#
+# (--metrics makes the report say, per workload, the server's CPU per operation and its store's
+# commits and write-ahead log syncs.)
 #
 # Every workload runs on Tabula, then on Azurite. Writes to $OUT (default bench-out/):
 # results.json (the whole run), report.txt (the human report), table.md (the Markdown table for
@@ -22,8 +25,9 @@
 # $AZURITE_HOME (default ~/.cache/azurite), and reinstalled there if another version is found.
 # AZURITE_BIN names an azurite-table executable to use instead.
 #
-# Environment: CONCURRENCY DURATION ENTITIES PARTITIONS ENTITY_SIZE WORKLOADS (the bench
-# parameters, defaults as above), OUT, CHART, AZURITE_VERSION, AZURITE_HOME, AZURITE_BIN,
+# Environment: CONCURRENCY DURATION ENTITIES PARTITIONS ENTITY_SHAPE ENTITY_SIZE WORKLOADS (the
+# bench parameters, defaults as above; ENTITY_SHAPE=mixed11 is issue 17's entity, and
+# ENTITY_SIZE, unset, is the shape's own size: 1024 bytes for typed10, 1400 for mixed11), OUT, CHART, AZURITE_VERSION, AZURITE_HOME, AZURITE_BIN,
 # TABULA_BIN (a tabula binary to use instead of building ./cmd/tabula).
 set -euo pipefail
 
@@ -70,18 +74,20 @@ if ! "$tabula" bench --help >/dev/null 2>&1; then
   exit 1
 fi
 
-# Tabula picks its own port (127.0.0.1:0) and prints its endpoint.
+# Tabula picks its own ports (127.0.0.1:0) and prints its endpoints: the table endpoint in the
+# connection string, the banner's last line, and the console (with /metrics) before it.
 "$tabula" --data "$work/data" --table-addr 127.0.0.1:0 --queue-addr 127.0.0.1:0 --blob-addr 127.0.0.1:0 --console-addr 127.0.0.1:0 >"$out/tabula.log" 2>&1 &
 tabula_pid=$!
 tabula_url=
-# The endpoint is read from the connection string the banner ends with.
+tabula_console=
 for _ in $(seq 1 100); do
   tabula_url=$(sed -n 's/.*TableEndpoint=\([^;]*\);.*/\1/p' "$out/tabula.log" | head -n 1)
-  [ -n "$tabula_url" ] && break
+  tabula_console=$(sed -n 's/^ *console: \(http:[^ ]*\).*/\1/p' "$out/tabula.log" | head -n 1)
+  [ -n "$tabula_url" ] && [ -n "$tabula_console" ] && break
   kill -0 "$tabula_pid" 2>/dev/null || break
   sleep 0.1
 done
-if [ -z "$tabula_url" ]; then
+if [ -z "$tabula_url" ] || [ -z "$tabula_console" ]; then
   echo "bench-compare: tabula did not start:" >&2
   cat "$out/tabula.log" >&2
   exit 1
@@ -96,12 +102,15 @@ echo "tabula  $tabula_url (durable, data in $work/data)" >&2
 # The report goes through tee, so bench cannot see the terminal: ask for the progress line.
 progress=()
 if [ -t 2 ]; then progress=(--progress); fi
+size=()
+if [ -n "${ENTITY_SIZE:-}" ]; then size=(--entity-size "$ENTITY_SIZE"); fi
 status=0
 "$tabula" bench \
-  --endpoint "$tabula_url" --label tabula \
+  --endpoint "$tabula_url" --label tabula --metrics "${tabula_console%/}/metrics" \
   --compare "$azurite_url" --compare-label azurite \
   --concurrency "${CONCURRENCY:-16}" --duration "${DURATION:-10s}" \
-  --entities "${ENTITIES:-100000}" --partitions "${PARTITIONS:-10}" --entity-size "${ENTITY_SIZE:-1024}" \
+  --entities "${ENTITIES:-100000}" --partitions "${PARTITIONS:-10}" \
+  --entity-shape "${ENTITY_SHAPE:-typed10}" "${size[@]}" \
   --workloads "${WORKLOADS:-all}" --ceiling --json "${progress[@]}" "$@" \
   2>&1 >"$out/results.json" | tee "$out/report.txt" >&2 || status=$?
 sed -i 's/.*\r//' "$out/report.txt" # drop the progress lines, keep what they were erased for

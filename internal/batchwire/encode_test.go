@@ -414,3 +414,29 @@ func TestEncodedResponsesParseLikeJSSDK(t *testing.T) {
 		})
 	}
 }
+
+// The fast path of appendSubResponse must know exactly headerOrder's names, or headers would
+// be written in another order (or not at all) than the general path writes them.
+func TestOnlyOrderedHeadersKnowsExactlyHeaderOrder(t *testing.T) {
+	for _, name := range headerOrder {
+		if !onlyOrderedHeaders(http.Header{name: {"v"}}) {
+			t.Errorf("%s is in headerOrder but not in onlyOrderedHeaders", name)
+		}
+	}
+	for _, name := range []string{"ETag", "content-type", "X-Ms-Request-Id", "Date"} {
+		if onlyOrderedHeaders(http.Header{name: {"v"}}) {
+			t.Errorf("%s is not in headerOrder but onlyOrderedHeaders takes it", name)
+		}
+	}
+	all := http.Header{}
+	for _, name := range headerOrder {
+		all[name] = []string{"v-" + name}
+	}
+	fast := appendSubResponse(nil, "b", Response{Status: 204, Header: all})
+	var slow []byte
+	all["X-Other"] = []string{"x"} // takes the general path, which sorts it last
+	slow = appendSubResponse(nil, "b", Response{Status: 204, Header: all})
+	if want := strings.Replace(string(slow), "X-Other: x\r\n", "", 1); string(fast) != want {
+		t.Errorf("fast path wrote\n%s\ngeneral path\n%s", fast, want)
+	}
+}

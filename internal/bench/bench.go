@@ -64,6 +64,7 @@ type endpointFlags struct {
 	// messages overrides --messages for this endpoint (0: --messages), so that a slow peer
 	// is not preloaded with what a fast one needs.
 	messages int64
+	metrics  string // Tabula's /metrics for the endpoint (servercost.go)
 }
 
 const usageHead = `usage: tabula bench [flags]
@@ -120,6 +121,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			label = hostOf(c.Endpoint)
 		}
 		t := &target{label: label, client: c, getStatus: 200, messages: ep.messages}
+		if t.metrics, err = newServerMetrics(ctx, ep.metrics, c.Endpoint); err != nil {
+			return err
+		}
 		if ep.queueURL != "" {
 			if t.queue, err = NewClient(ep.queueURL, ep.account, ep.key, cfg.concurrency, cfg.timeout); err != nil {
 				return err
@@ -149,7 +153,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			DurationSeconds: cfg.duration.Seconds(),
 			Entities:        cfg.entities,
 			Partitions:      cfg.partitions,
-			EntitySize:      cfg.entitySize,
+			EntitySize:      cfg.shape.asked,
+			EntityShape:     cfg.shape.name,
 			EntityBytes:     cfg.shape.size,
 			TablePrefix:     cfg.tablePrefix,
 			GOMAXPROCS:      runtime.GOMAXPROCS(0),
@@ -224,6 +229,9 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 		if len(t.createdContainers) > 0 {
 			ep.BlobURL = t.blob.Endpoint
 		}
+		if t.metrics != nil {
+			ep.MetricsURL = t.metrics.url
+		}
 		if ep.Tables == nil {
 			ep.Tables = []string{}
 		}
@@ -239,11 +247,12 @@ func run(ctx context.Context, cfg *config, targets []*target, rep *Report, human
 					return err
 				}
 			}
-			r := runWorkload(ctx, cfg, wl, t, seed, prog)
+			r := measureServer(ctx, t.metrics, func() Result { return runWorkload(ctx, cfg, wl, t, seed, prog) })
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			printRow(human, r)
+			printServerCost(human, r)
 			row = append(row, r)
 			rep.Results = append(rep.Results, r)
 			rep.Errors += r.ErrorCount
@@ -318,7 +327,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	}
 	var a, b endpointFlags
 	cfg := &config{}
-	var workloadList string
+	var workloadList, shapeName string
 	fs.StringVar(&a.url, "endpoint", "http://127.0.0.1:10002/devstoreaccount1", "`URL` of the table service root; path style, the last path segment is the account")
 	fs.StringVar(&a.account, "account", "", "account `NAME` (default: from the endpoint)")
 	fs.StringVar(&a.key, "key", "", "account `KEY`, base64 (default: the well-known devstoreaccount1 key)")
@@ -328,6 +337,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	fs.StringVar(&b.key, "compare-key", "", "account `KEY` at --compare")
 	fs.StringVar(&b.label, "compare-label", "", "`NAME` of the --compare endpoint in the report")
 	fs.StringVar(&a.queueURL, "queue-endpoint", "http://127.0.0.1:10001/devstoreaccount1", "`URL` of the queue service root of --endpoint's account, for the queue workloads")
+	fs.StringVar(&a.metrics, "metrics", metricsAuto, "`URL` of Tabula's Prometheus metrics for --endpoint (its console's /metrics), read before and after each workload to report the server's CPU per operation and its store's commits and WAL syncs; auto: port 10003 of an endpoint on 10002, if it answers; empty: none")
+	fs.StringVar(&b.metrics, "compare-metrics", "", "`URL` of Tabula's Prometheus metrics for --compare (auto as for --metrics)")
 	fs.StringVar(&b.queueURL, "compare-queue", "", "`URL` of the queue service root of the --compare endpoint's account")
 	fs.Int64Var(&cfg.messages, "messages", 200_000, "messages preloaded for queue-get-delete, which must not run out within --duration")
 	fs.Int64Var(&b.messages, "compare-messages", 0, "messages preloaded for queue-get-delete on the --compare endpoint (default: --messages); a slower endpoint needs fewer")
@@ -350,7 +361,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each workload runs on each endpoint")
 	fs.Int64Var(&cfg.entities, "entities", 100_000, "entities preloaded for the read and rewrite workloads")
 	fs.IntVar(&cfg.partitions, "partitions", 10, "partitions the preloaded entities and the inserts are spread over")
-	fs.IntVar(&cfg.entitySize, "entity-size", 1024, "approximate JSON `BYTES` of an entity (ten properties of mixed EDM types, padded)")
+	fs.IntVar(&cfg.entitySize, "entity-size", 1024, "approximate JSON `BYTES` of an entity, padded (default 1024 for typed10, 1400 for mixed11)")
+	fs.StringVar(&shapeName, "entity-shape", defaultShapeName, "`SHAPE` of the entities: typed10 (ten properties of every EDM type) or mixed11 (eleven, as issue 17 measured)")
 	fs.StringVar(&workloadList, "workloads", "all", "comma-separated `LIST` of workloads, or all, or none (with --ceiling)")
 	fs.StringVar(&cfg.tablePrefix, "table", "bench", "`PREFIX` of the table names (a random run id and the table's role follow)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the tables instead of deleting them at the end")
@@ -409,7 +421,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	if err := checkTablePrefix(cfg.tablePrefix); err != nil {
 		return nil, a, b, err
 	}
-	cfg.shape = newEntityShape(cfg.entitySize)
+	sizeGiven := false
+	fs.Visit(func(f *flag.Flag) { sizeGiven = sizeGiven || f.Name == "entity-size" })
+	if cfg.shape, err = parseEntityShape(shapeName, cfg.entitySize, sizeGiven); err != nil {
+		return nil, a, b, err
+	}
 	return cfg, a, b, nil
 }
 

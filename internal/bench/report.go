@@ -41,6 +41,7 @@ type Parameters struct {
 	Partitions      int      `json:"partitions"`
 	EntitySize      int      `json:"entity_size"`  // as asked (--entity-size)
 	EntityBytes     int      `json:"entity_bytes"` // JSON bytes of a typical entity as sent
+	EntityShape     string   `json:"entity_shape"` // --entity-shape
 	Workloads       []string `json:"workloads"`
 	TablePrefix     string   `json:"table_prefix"`
 	GOMAXPROCS      int      `json:"gomaxprocs"` // of the client
@@ -74,6 +75,8 @@ type Endpoint struct {
 	BlobURL            string   `json:"blob_url,omitempty"`
 	Containers         []string `json:"containers,omitempty"`
 	BlobPreloadSeconds float64  `json:"blob_preload_seconds,omitempty"`
+	// MetricsURL is where the server's own metrics were read (--metrics), if anywhere.
+	MetricsURL string `json:"metrics_url,omitempty"`
 }
 
 // Result is one workload on one endpoint. Rates divide by the elapsed time, from the first
@@ -101,6 +104,8 @@ type Result struct {
 	LatencyMs    Latency      `json:"latency_ms"`
 	ErrorCount   int64        `json:"error_count"`
 	Errors       []ErrorCount `json:"errors,omitempty"`
+	// Server is what the server spent, when its metrics could be read (--metrics).
+	Server *ServerCost `json:"server,omitempty"`
 
 	examined int64
 }
@@ -181,7 +186,7 @@ func printHeader(w io.Writer, rep *Report) {
 		}
 	}
 	if tables {
-		fmt.Fprintf(w, ", %s entities in %d partitions, %d-byte entities (JSON)", Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes)
+		fmt.Fprintf(w, ", %s entities in %d partitions, %d-byte %s entities (JSON)", Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes, p.EntityShape)
 	}
 	if p.MessageSize > 0 {
 		fmt.Fprintf(w, ", %d-byte messages (%s preloaded for queue-get-delete, %s kept for queue-get-at-depth; a message counts as an entity)",
@@ -219,6 +224,9 @@ func printHeader(w io.Writer, rep *Report) {
 		}
 		if e.BlobPreloadSeconds > 0 {
 			fmt.Fprintf(w, "  (containers preloaded in %s)", fmtMs(e.BlobPreloadSeconds*1000))
+		}
+		if e.MetricsURL != "" {
+			fmt.Fprintf(w, "  server metrics %s", e.MetricsURL)
 		}
 		fmt.Fprintln(w)
 	}

@@ -24,6 +24,9 @@ type target struct {
 	// handler of the ceiling measurement.
 	getStatus int
 	preload   time.Duration
+	// metrics reads the server's own metrics around each workload (servercost.go); nil for
+	// a server without Tabula's.
+	metrics *serverMetrics
 
 	// queue is the client of the target's queue endpoint, nil when it has none; queues and
 	// createdQueues are as tables and created, for the queue workloads.

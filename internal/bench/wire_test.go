@@ -23,7 +23,7 @@ func TestEntityHasTenPropertiesOfEveryEDMTypeAndTheAskedSize(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, size := range []int{0, 600, 1024, 4096} {
-		shape := newEntityShape(size)
+		shape := newEntityShape(shapeTyped10, size)
 		for _, idx := range []int64{0, 1, 42, 99_999, 12_345_678} {
 			pk, rk := readKeys(idx, 10)
 			body := shape.appendJSON(nil, rng, pk, rk, idx)
@@ -77,7 +77,7 @@ func TestBatchBodyDecodesAsOneChangesetOfInserts(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
 	bb := newBatchBuilder(c, "benchxyzbatch", rng)
-	shape := newEntityShape(1024)
+	shape := newEntityShape(shapeTyped10, 1024)
 	body := bb.appendBody(nil, batchSize, func(i int, dst []byte) []byte {
 		return shape.appendJSON(dst, rng, "w003", rowKey("r", int64(i)), int64(i))
 	})

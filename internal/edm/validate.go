@@ -160,6 +160,16 @@ func validPropertyName(name string) bool {
 // 8 bytes, its name as UTF-16 and its value's size.
 func (e *Entity) Size() int { return e.size(utf16Len) }
 
+// SizeOver returns Size if the entity may be larger than n, and otherwise an upper bound of
+// Size that is at most n: a caller that only cares about entities larger than n does not
+// count the UTF-16 units of the strings of one that clearly is not.
+func (e *Entity) SizeOver(n int) int {
+	if b := e.sizeBound(); b <= n {
+		return b
+	}
+	return e.Size()
+}
+
 // sizeBound is an upper bound of Size that reads no string: a string has at most as many
 // UTF-16 code units as UTF-8 bytes.
 func (e *Entity) sizeBound() int { return e.size(func(s string) int { return len(s) }) }

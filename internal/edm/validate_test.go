@@ -137,6 +137,25 @@ func TestSizeCountsAsThePublishedApproximation(t *testing.T) {
 	}
 }
 
+func TestSizeOverIsExactAboveItsThresholdAndABoundBelow(t *testing.T) {
+	// "é" is two UTF-8 bytes and one UTF-16 unit: the bound counts it twice.
+	e := Entity{PartitionKey: "é", RowKey: "r", Properties: []Property{{"S", Value{Type: String, Str: strings.Repeat("é", 1000)}}}}
+	exact, bound := e.Size(), e.sizeBound()
+	if bound <= exact {
+		t.Fatalf("bound %d not above the exact size %d: the test shows nothing", bound, exact)
+	}
+	for _, n := range []int{0, exact - 1, exact, bound - 1} {
+		if got := e.SizeOver(n); got != exact {
+			t.Errorf("SizeOver(%d) = %d, want the exact %d", n, got, exact)
+		}
+	}
+	for _, n := range []int{bound, bound + 1, 1 << 20} {
+		if got := e.SizeOver(n); got < exact || got > n {
+			t.Errorf("SizeOver(%d) = %d, want between the exact %d and %d", n, got, exact, n)
+		}
+	}
+}
+
 func TestValidateAllowsEntitiesUpTo1MiB(t *testing.T) {
 	// Eight 32K-character strings are 8*(8+2*2+65536+4) = 524,416 bytes; binaries fill the rest.
 	// With "é" (two UTF-8 bytes, one UTF-16 unit) the strings' UTF-8 length overstates their

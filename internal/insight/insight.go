@@ -62,6 +62,10 @@ const (
 	largeEntityNear = 0.8 // of either limit
 )
 
+// LargeEntityBytes is the entity size from which the guide finds an entity large: Write may
+// be given any size up to it for a smaller entity (edm.Entity.SizeOver).
+const LargeEntityBytes = maxEntityBytes * 4 / 5 // largeEntityNear of maxEntityBytes
+
 // maxTrackedPartitions bounds the partitions counted per table and bucket; the rest are
 // counted together, so a table of millions of partitions costs no more memory than one of a
 // thousand.

@@ -81,7 +81,7 @@ type azureConn struct {
 const plainErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
 func (c *azureConn) Write(p []byte) (int, error) {
-	if c.errorBody != nil && bytes.HasPrefix(p, []byte("HTTP/1.1 ")) {
+	if c.errorBody != nil && mayBePlainError(p) {
 		if resp, ok := c.azureResponse(p); ok {
 			if _, err := c.Conn.Write(resp); err != nil {
 				return 0, err
@@ -90,6 +90,17 @@ func (c *azureConn) Write(p []byte) (int, error) {
 		}
 	}
 	return c.Conn.Write(p)
+}
+
+// mayBePlainError tells, cheaply, whether p may be one of net/http's own refusals: it
+// starts with a 4xx or 5xx status line and holds their fixed header block. Every response
+// passes here, most of them successes, so the answer for those must cost next to nothing.
+func mayBePlainError(p []byte) bool {
+	const prefix = "HTTP/1.1 "
+	if len(p) < len(prefix)+3 || string(p[:len(prefix)]) != prefix || p[len(prefix)] < '4' {
+		return false
+	}
+	return bytes.Contains(p, []byte(plainErrorHeaders))
 }
 
 // ReadFrom keeps net/http's zero-copy path (sendfile, splice) for bodies copied from files.

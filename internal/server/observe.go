@@ -115,10 +115,10 @@ func finish(w http.ResponseWriter, r *http.Request, rw *responseRecorder, rec *r
 		counted.requests.Inc()
 		counted.duration.Observe(elapsed.Seconds())
 		if in > 0 {
-			metrics.RequestBytes.WithLabelValues(service).Add(float64(in))
+			counted.requestBytes.Add(float64(in))
 		}
 		if rw.bytes > 0 {
-			metrics.ResponseBytes.WithLabelValues(service).Add(float64(rw.bytes))
+			counted.responseBytes.Add(float64(rw.bytes))
 		}
 		if !log.wants(status) {
 			return
@@ -172,8 +172,9 @@ func recordOf(w http.ResponseWriter) *record {
 // requestCounters are the metrics of one (service, operation, status), looked up once: finding
 // them by label values on every request would hash the labels each time.
 type requestCounters struct {
-	requests prometheus.Counter
-	duration prometheus.Observer
+	requests                    prometheus.Counter
+	duration                    prometheus.Observer
+	requestBytes, responseBytes prometheus.Counter // the service's
 }
 
 type countersKey struct {
@@ -189,8 +190,10 @@ func countersFor(service, operation string, status int) *requestCounters {
 		return c.(*requestCounters)
 	}
 	c := &requestCounters{
-		requests: metrics.Requests.WithLabelValues(service, operation, strconv.Itoa(status)),
-		duration: metrics.RequestDuration.WithLabelValues(service, operation),
+		requests:      metrics.Requests.WithLabelValues(service, operation, strconv.Itoa(status)),
+		duration:      metrics.RequestDuration.WithLabelValues(service, operation),
+		requestBytes:  metrics.RequestBytes.WithLabelValues(service),
+		responseBytes: metrics.ResponseBytes.WithLabelValues(service),
 	}
 	actual, _ := counters.LoadOrStore(key, c)
 	return actual.(*requestCounters)

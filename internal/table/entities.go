@@ -133,6 +133,9 @@ func ValidateBatch(writes []Write) error {
 	if len(writes) > MaxBatchOperations {
 		return &OperationError{Index: 0, Err: azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum %d changes per change set.", MaxBatchOperations)}
 	}
+	if len(writes) == 1 {
+		return nil
+	}
 	seen := make(map[string]struct{}, len(writes))
 	pk := writes[0].Entity.PartitionKey
 	for i, w := range writes {
@@ -189,9 +192,11 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 		var newest edm.Ticks
 		for i, k := range keys {
 			current[i] = nil
-			if writes[i].Kind == Insert {
+			if writes[i].Kind == Insert || writes[i].Kind == InsertOrReplace && s.clock != nil {
 				// An insert needs nothing from the current entity: its ExpectAbsent condition
-				// is the existence check, made atomically by the commit.
+				// is the existence check, made atomically by the commit. Nor does an insert
+				// or replace, once its Timestamp is sure to be later than the replaced
+				// entity's without reading it (clock.go): it is written unconditionally.
 				continue
 			}
 			rec, err := s.store.Get(ctx, k)
@@ -204,15 +209,21 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 				newest = max(newest, edm.Ticks(rec.Version))
 			}
 		}
-		ts := s.nextTimestamp(newest)
+		ts, err := s.entityTimestamp(ctx, newest)
+		if err != nil {
+			return nil, err
+		}
 		for i, w := range writes {
 			e, err := apply(w, current[i], ts)
 			if err != nil {
 				return nil, &OperationError{Index: i, Err: azerr.As(err)}
 			}
 			m := store.Mutation{Key: keys[i], Expect: store.Expect{Kind: store.ExpectAbsent}}
-			if current[i] != nil {
+			switch {
+			case current[i] != nil:
 				m.Expect = store.Expect{Kind: store.ExpectVersion, Version: current[i].Version}
+			case w.Kind == InsertOrReplace && s.clock != nil:
+				m.Expect = store.Expect{} // not read: whatever is there is replaced
 			}
 			if w.Kind == Delete {
 				m.Delete = true
@@ -223,7 +234,7 @@ func (s *Service) ExecuteBatch(ctx context.Context, t Table, writes []Write) ([]
 			mutations[i] = m
 			results[i] = e
 		}
-		err := s.store.Commit(ctx, mutations)
+		err = s.store.Commit(ctx, mutations)
 		var cf *store.ConditionFailedError
 		if errors.As(err, &cf) {
 			if writes[cf.Index].Kind == Insert {

@@ -31,7 +31,10 @@ type Service struct {
 	PageBudget time.Duration
 	// tables caches table metadata over an exclusive store; nil otherwise.
 	tables *tableCache
-	props  *serviceprops.Store
+	// clock keeps Timestamps later than every stored one across restarts (clock.go), over an
+	// exclusive store.
+	clock *clockFloor
+	props *serviceprops.Store
 }
 
 // New returns a Service over st.
@@ -39,6 +42,7 @@ func New(st store.Store) *Service {
 	s := &Service{store: st, now: time.Now, PageBudget: 5 * time.Second, props: serviceprops.NewStore(st, auth.Table)}
 	if _, exclusive := st.(store.Exclusive); exclusive {
 		s.tables = newTableCache()
+		s.clock = &clockFloor{}
 	}
 	return s
 }

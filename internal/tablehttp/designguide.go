@@ -1,6 +1,7 @@
 package tablehttp
 
 import (
+	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/odata"
 	"github.com/tabula-dev/tabula/internal/table"
 )
@@ -27,7 +28,7 @@ func (s *Server) observeWrites(rq *request, tableName string, writes []table.Wri
 			continue
 		}
 		insert = insert || w.Kind == table.Insert
-		size, props = max(size, w.Entity.Size()), max(props, len(w.Entity.Properties))
+		size, props = max(size, w.Entity.SizeOver(insight.LargeEntityBytes)), max(props, len(w.Entity.Properties))
 	}
 	s.Insights.Write(rq.Account, tableName, writes[0].Entity.PartitionKey, len(writes), insert, size, props)
 }

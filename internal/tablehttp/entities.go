@@ -109,7 +109,17 @@ func readBody(rq *request) ([]byte, error) {
 	if rq.R.ContentLength > MaxBodyBytes {
 		return nil, azerr.New(azerr.RequestBodyTooLarge)
 	}
-	body, err := io.ReadAll(io.LimitReader(rq.R.Body, MaxBodyBytes+1))
+	var body []byte
+	var err error
+	if n := rq.R.ContentLength; n > 0 {
+		// A sized body (what the SDKs send) is read into one buffer of its size rather than
+		// one grown by doubling. net/http hands over its last bytes with io.EOF, which the
+		// body stall guard (internal/server) waits for; a body cut short is an error.
+		body = make([]byte, n)
+		_, err = io.ReadFull(rq.R.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(rq.R.Body, MaxBodyBytes+1))
+	}
 	if e := (*azerr.Error)(nil); errors.As(err, &e) {
 		return nil, e // the body stalled (internal/server)
 	}

@@ -105,8 +105,12 @@ func markdown(rep *bench.Report) string {
 	var b strings.Builder
 	eps := labels(rep)
 	p := rep.Parameters
-	fmt.Fprintf(&b, "%d workers, %gs per workload, %s entities in %d partitions, %d-byte entities; run %s.\n\n",
-		p.Concurrency, p.DurationSeconds, bench.Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes, rep.Timestamp.Format("2006-01-02 15:04 UTC"))
+	shape := ""
+	if p.EntityShape != "" {
+		shape = " " + p.EntityShape
+	}
+	fmt.Fprintf(&b, "%d workers, %gs per workload, %s entities in %d partitions, %d-byte%s entities; run %s.\n\n",
+		p.Concurrency, p.DurationSeconds, bench.Thousands(float64(p.Entities)), p.Partitions, p.EntityBytes, shape, rep.Timestamp.Format("2006-01-02 15:04 UTC"))
 	b.WriteString("| workload | unit |")
 	for _, e := range eps {
 		fmt.Fprintf(&b, " %s |", e)
@@ -155,10 +159,40 @@ func markdown(rep *bench.Report) string {
 		}
 		b.WriteString("\n")
 	}
+	serverCosts(&b, rep)
 	if rep.Errors > 0 {
 		fmt.Fprintf(&b, "\n**%d operations failed in this run; its figures are not valid.**\n", rep.Errors)
 	}
 	return b.String()
+}
+
+// serverCosts renders what the servers whose metrics were read (--metrics) spent per
+// workload: CPU per operation, and for writes the store's commits and WAL syncs.
+func serverCosts(b *strings.Builder, rep *bench.Report) {
+	var rows []bench.Result
+	for _, r := range rep.Results {
+		if r.Server != nil {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\nWhat the server spent (its own metrics, read before and after each workload):\n\n")
+	b.WriteString("| workload | endpoint | server CPU per op | commits/s | WAL syncs/s | commits per sync | records per sync |\n|---|---|---:|---:|---:|---:|---:|\n")
+	dash := func(v float64, f string) string {
+		if v == 0 {
+			return "–"
+		}
+		return f
+	}
+	for _, r := range rows {
+		c := r.Server
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, r.Endpoint,
+			dash(c.CPUSeconds, strconv.FormatFloat(c.CPUMicrosPerOp, 'f', 0, 64)+" µs"),
+			dash(c.Commits, bench.Thousands(c.CommitsPerSec)), dash(c.Syncs, bench.Thousands(c.SyncsPerSec)),
+			dash(c.Syncs, strconv.FormatFloat(c.CommitsPerSync, 'f', 2, 64)), dash(c.Syncs, strconv.FormatFloat(c.MutationsPerSync, 'f', 1, 64)))
+	}
 }
 
 func ratio(a, b *bench.Result) string {

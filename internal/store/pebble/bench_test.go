@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tabula-dev/tabula/internal/store"
 )
@@ -129,4 +132,48 @@ func BenchmarkCommitBatchOfInserts(b *testing.B) {
 		batches++
 	}
 	b.ReportMetric(float64(100*b.N)/b.Elapsed().Seconds(), "inserts/s")
+}
+
+// BenchmarkCommitWithThinkTime is BenchmarkCommitSingle's inserts from 16 writers that each
+// spend about 100 µs of CPU between commits, as serving an HTTP write does, on and off the
+// group sync delay (walstats.go). It reports the CPU time of the process per commit and how
+// many commits each WAL sync made durable.
+func BenchmarkCommitWithThinkTime(b *testing.B) {
+	work := make([]byte, 64<<10)
+	var sink atomic.Uint32
+	for _, delay := range []time.Duration{0, groupSyncDelay} {
+		b.Run("delay="+delay.String(), func(b *testing.B) {
+			s := mustOpen(b, b.TempDir(), Options{})
+			defer s.Close()
+			s.wal.syncDelay.Store(int64(delay))
+			var writers atomic.Int64
+			b.SetParallelism(8)
+			cpu0, syncs0 := processCPU(), s.wal.syncs.Load()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				partition := fmt.Sprintf("p%03d", writers.Add(1))
+				for i := 0; pb.Next(); i++ {
+					for range 6 {
+						sink.Add(crc32.ChecksumIEEE(work))
+					}
+					m := store.Mutation{Key: store.Key{Space: "bench", Partition: partition, Row: fmt.Sprintf("r%09d", i)},
+						Expect: store.Expect{Kind: store.ExpectAbsent}, Version: int64(i), Value: benchValue}
+					if err := s.Commit(context.Background(), []store.Mutation{m}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+			b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/commit")
+			b.ReportMetric(float64(b.N)/float64(s.wal.syncs.Load()-syncs0), "commits/sync")
+		})
+	}
+}
+
+// processCPU is the CPU time (user and system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

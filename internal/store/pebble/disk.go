@@ -48,6 +48,7 @@ type disk struct {
 	vfs.FS
 	failure *failure
 	space   *space
+	wal     *walStats // counts the WAL's writes and syncs
 
 	mu sync.Mutex
 	// When a flush output or a compaction output last failed to be written, and how many
@@ -146,11 +147,11 @@ func (d *disk) compactionDone() {
 	d.mu.Unlock()
 }
 
-func (d *disk) wrap(f vfs.File, name string, kind fileKind) vfs.File {
+func (d *disk) wrap(f vfs.File, name string, kind fileKind, category vfs.DiskWriteCategory) vfs.File {
 	if f == nil {
 		return nil
 	}
-	return &diskFile{File: f, disk: d, name: name, kind: kind}
+	return &diskFile{File: f, disk: d, name: name, kind: kind, wal: walStatsFor(d.wal, category)}
 }
 
 func (d *disk) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
@@ -163,7 +164,7 @@ func (d *disk) Create(name string, category vfs.DiskWriteCategory) (vfs.File, er
 			return err
 		})
 	}
-	return d.wrap(f, name, kind), err
+	return d.wrap(f, name, kind, category), err
 }
 
 // Link is only used by Pebble to ingest or checkpoint files, which the store does not do, and
@@ -189,14 +190,14 @@ func (d *disk) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts .
 			return err
 		})
 	}
-	return d.wrap(f, name, kind), err
+	return d.wrap(f, name, kind, category), err
 }
 
 // OpenDir is wrapped because a directory is synced to make the files created in it durable.
 // Opening one only reads, so its failure passes through.
 func (d *disk) OpenDir(name string) (vfs.File, error) {
 	f, err := d.FS.OpenDir(name)
-	return d.wrap(f, name, critical), err
+	return d.wrap(f, name, critical, ""), err
 }
 
 func (d *disk) Rename(oldname, newname string) error {
@@ -216,7 +217,7 @@ func (d *disk) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCate
 			return err
 		})
 	}
-	return d.wrap(f, newname, kind), err
+	return d.wrap(f, newname, kind, category), err
 }
 
 func (d *disk) MkdirAll(dir string, perm os.FileMode) error {
@@ -246,7 +247,8 @@ type diskFile struct {
 	disk   *disk
 	name   string
 	kind   fileKind
-	failed bool // a write failed
+	failed bool      // a write failed
+	wal    *walStats // the store's counts, if this is a WAL file
 }
 
 // room refuses, with ENOSPC, a compaction's write of n bytes that would take the disk below
@@ -268,6 +270,9 @@ func (f *diskFile) fault(op string, err error, retry func() error) error {
 func (f *diskFile) Write(p []byte) (int, error) {
 	if err := f.room(len(p)); err != nil {
 		return 0, f.fault("write", err, nil)
+	}
+	if f.wal != nil {
+		f.wal.writes.Add(1)
 	}
 	n, err := f.File.Write(p)
 	if err != nil {
@@ -296,6 +301,7 @@ func (f *diskFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (f *diskFile) Sync() error {
+	f.countSync()
 	err := f.File.Sync()
 	if err != nil {
 		err = f.fault("sync", err, nil)
@@ -304,6 +310,7 @@ func (f *diskFile) Sync() error {
 }
 
 func (f *diskFile) SyncData() error {
+	f.countSync()
 	err := f.File.SyncData()
 	if err != nil {
 		err = f.fault("sync", err, nil)
@@ -312,11 +319,18 @@ func (f *diskFile) SyncData() error {
 }
 
 func (f *diskFile) SyncTo(length int64) (bool, error) {
+	f.countSync()
 	full, err := f.File.SyncTo(length)
 	if err != nil {
 		err = f.fault("sync", err, nil)
 	}
 	return full, err
+}
+
+func (f *diskFile) countSync() {
+	if f.wal != nil {
+		f.wal.syncs.Add(1)
+	}
 }
 
 // Close is wrapped because closing a written file can report a write that failed late (NFS

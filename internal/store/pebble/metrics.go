@@ -22,10 +22,18 @@ var (
 	cacheHits      = prometheus.NewDesc("tabula_pebble_block_cache_hits_total", "Block cache hits.", nil, nil)
 	cacheMisses    = prometheus.NewDesc("tabula_pebble_block_cache_misses_total", "Block cache misses.", nil, nil)
 	memtableBytes  = prometheus.NewDesc("tabula_pebble_memtable_bytes", "Bytes held in memtables.", nil, nil)
+
+	// The same four on every backend (store/postgres has them too), so that one reading tells
+	// what a durable write costs: commits per sync is how many writes share one.
+	storeCommits   = prometheus.NewDesc("tabula_store_commits_total", "Commits the store applied and made durable.", nil, nil)
+	storeMutations = prometheus.NewDesc("tabula_store_mutations_total", "Records written or deleted by those commits.", nil, nil)
+	storeSyncs     = prometheus.NewDesc("tabula_store_syncs_total", "Syncs (fdatasync) of the write-ahead log.", nil, nil)
+	storeWALWrites = prometheus.NewDesc("tabula_store_wal_writes_total", "Writes to the write-ahead log (system calls).", nil, nil)
 )
 
 func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{diskUsage, walBytes, flushes, compactions, compactionDebt, readAmp, cacheHits, cacheMisses, memtableBytes} {
+	for _, d := range []*prometheus.Desc{diskUsage, walBytes, flushes, compactions, compactionDebt, readAmp, cacheHits, cacheMisses, memtableBytes,
+		storeCommits, storeMutations, storeSyncs, storeWALWrites} {
 		ch <- d
 	}
 }
@@ -49,4 +57,8 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(cacheHits, float64(m.BlockCache.Hits))
 	counter(cacheMisses, float64(m.BlockCache.Misses))
 	gauge(memtableBytes, float64(m.MemTable.Size))
+	counter(storeCommits, float64(c.s.wal.commits.Load()))
+	counter(storeMutations, float64(c.s.wal.mutations.Load()))
+	counter(storeSyncs, float64(c.s.wal.syncs.Load()))
+	counter(storeWALWrites, float64(c.s.wal.writes.Load()))
 }

@@ -68,6 +68,10 @@ type Store struct {
 	guard store.CloseGuard
 
 	objects objectFiles // objects.go
+
+	wal walStats // walstats.go
+
+	workers *workers // run writes (workers.go)
 }
 
 var (
@@ -118,7 +122,7 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	s := &Store{
 		failure: newFailure(dir), space: newSpace(fs, dir), seed: maphash.MakeSeed(),
-		writeTimeout: writeTimeout, closeTimeout: closeTimeout,
+		writeTimeout: writeTimeout, closeTimeout: closeTimeout, workers: newWorkers(),
 	}
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	if err := s.space.prepareOpen(); err != nil {
@@ -127,7 +131,9 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	cache := pebble.NewCache(blockCacheBytes)
 	defer cache.Unref() // the DB holds its own reference
-	o := pebbleOptions(&disk{FS: fs, failure: s.failure, space: s.space}, cache, s.space.memTableBytes)
+	o := pebbleOptions(&disk{FS: fs, failure: s.failure, space: s.space, wal: &s.wal}, cache, s.space.memTableBytes)
+	s.wal.syncDelay.Store(int64(groupSyncDelay))
+	o.WALMinSyncInterval = s.wal.nextSyncDelay
 	o.Logger = slogLogger{s.failure}
 	o.EventListener = s.eventListener()
 
@@ -457,8 +463,12 @@ func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
 		}
 		return s.syncWait(batch)
 	})
-	if err == nil && s.space.full.Load() {
-		s.flushSoon()
+	if err == nil {
+		s.wal.commits.Add(1)
+		s.wal.mutations.Add(uint64(len(mutations)))
+		if s.space.full.Load() {
+			s.flushSoon()
+		}
 	}
 	return err
 }
@@ -514,15 +524,16 @@ func (s *Store) admitGrowth(n int64) error {
 	return s.space.admit(n)
 }
 
-// write runs fn, which applies a batch and waits for its fsync, on a goroutine of its own,
-// and waits for it at most writeTimeout and no longer than the store stays healthy. Pebble
+// write runs fn, which applies a batch and waits for its fsync, on another goroutine (a
+// worker, workers.go), and waits for it at most writeTimeout and no longer than the store
+// stays healthy. Pebble
 // can hold a commit forever (a stall behind flushes that cannot be written, a parked WAL
 // write, its commit pipeline wedged by a panic), and only a waiter that can walk away keeps
 // the caller from hanging with it. A panic in fn fails the store: Pebble panics in its commit
 // pipeline when it cannot go on.
 func (s *Store) write(fn func() error) error {
 	done := make(chan error, 1)
-	go func() {
+	s.workers.run(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				err := fmt.Errorf("pebble panicked in a commit: %v", r)
@@ -531,7 +542,7 @@ func (s *Store) write(fn func() error) error {
 			}
 		}()
 		done <- fn()
-	}()
+	})
 	timer := time.NewTimer(s.writeTimeout)
 	defer timer.Stop()
 	select {
@@ -584,6 +595,7 @@ func (s *Store) applyLocked(stripes []int, build func() (*pebble.Batch, error)) 
 		batch.Close()
 		return nil, fmt.Errorf("pebble store: apply: %w", err)
 	}
+	s.wal.applied.Add(1)
 	return batch, nil
 }
 
@@ -761,6 +773,9 @@ func (s *Store) DeleteSpace(ctx context.Context, space string) error {
 		}
 		return s.syncWait(batch)
 	})
+	if err == nil {
+		s.wal.commits.Add(1)
+	}
 	if err == nil && s.space.full.Load() {
 		s.exciseSoon(space)
 	}
@@ -803,9 +818,11 @@ func (s *Store) Close() error {
 		return err
 	} else if err != nil {
 		s.space.close()
+		s.workers.stop()
 		return s.gaveUp(wait, err)
 	}
 	s.space.close()
+	s.workers.stop()
 	done := make(chan error, 1)
 	go func() {
 		defer func() {

@@ -88,6 +88,9 @@ type Store struct {
 	// ends, not once per call.
 	outageSince atomic.Int64
 	serving     atomic.Bool // set once Open has succeeded
+	// commits and mutations count the commits this front-end applied and their records
+	// (metrics.go).
+	commits, mutations atomic.Uint64
 
 	guard store.CloseGuard
 }
@@ -426,9 +429,14 @@ func (s *Store) Commit(ctx context.Context, mutations []store.Mutation) error {
 			return fmt.Errorf("postgres store: mutations %d and %d share key %v", min(a, b), max(a, b), mutations[a].Key)
 		}
 	}
-	return s.retry(ctx, "commit", func() error {
+	err := s.retry(ctx, "commit", func() error {
 		return s.withConn(ctx, func(conn *pgx.Conn) error { return commitOnce(ctx, conn, mutations, order) })
 	})
+	if err == nil {
+		s.commits.Add(1)
+		s.mutations.Add(uint64(len(mutations)))
+	}
+	return err
 }
 
 // errInsertRaced reports that an INSERT of a key expected absent met a row: one that existed
