@@ -364,7 +364,9 @@ func TestShutdownWithAStalledUploadEndsCleanlyAfterTheGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, took := waitExit(t, cmd, 10*time.Second)
-	if code != 0 || took > 3*time.Second {
+	// The upload alone would hold the server for the 30 s body-stall timeout; a few seconds
+	// after the grace leave room for a race-instrumented binary on a busy machine.
+	if code != 0 || took > 6*time.Second {
 		t.Fatalf("exit code %d after %v, want 0 soon after the 500 ms grace", code, took)
 	}
 }
