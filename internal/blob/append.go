@@ -44,7 +44,7 @@ func (s *Service) AppendBlock(ctx context.Context, p Path, body io.Reader, size 
 	if err := o.Checksums.validate(); err != nil {
 		return AppendResult{}, err
 	}
-	u, err := s.receive(ctx, body, size, o.Checksums, false)
+	u, err := s.receive(ctx, body, size, o.Checksums, false, false)
 	if err != nil {
 		return AppendResult{}, err
 	}

@@ -266,11 +266,11 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 	if err := ValidateBlobName(p.Name); err != nil {
 		return blobState{}, err
 	}
-	_, c, err := s.loadContainer(ctx, p.Account, p.Container)
+	space, err := s.containerSpace(ctx, p.Account, p.Container)
 	if err != nil {
 		return blobState{}, err
 	}
-	st := blobState{account: p.Account, container: p.Container, space: c.Space, key: baseKey(c.Space, p.Name)}
+	st := blobState{account: p.Account, container: p.Container, space: space, key: baseKey(space, p.Name)}
 	switch {
 	case p.VersionID != "":
 		if _, err := canonicalSnapshot(p.VersionID); err != nil {
@@ -282,7 +282,7 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 		if err != nil {
 			return blobState{}, err
 		}
-		st.key = snapshotKey(c.Space, p.Name, snap)
+		st.key = snapshotKey(space, p.Name, snap)
 	}
 	if st.rec, err = s.get(ctx, st.key); err != nil || st.rec == nil {
 		return st, err

@@ -98,7 +98,7 @@ func (s *Service) PutBlock(ctx context.Context, p Path, id []byte, body io.Reade
 			return Checksums{}, err
 		}
 	}
-	u, err := s.receive(ctx, body, size, sent, false)
+	u, err := s.receive(ctx, body, size, sent, false, false)
 	if err != nil {
 		return Checksums{}, err
 	}

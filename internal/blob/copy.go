@@ -302,7 +302,7 @@ func (s *Service) fromURL(ctx context.Context, dst, src Path, so SourceOptions, 
 		var u *upload
 		if srcSt.b.Content == "" {
 			if n > 0 {
-				got, err := s.receive(ctx, bytes.NewReader(srcSt.b.data[off:off+n]), n, Checksums{}, false)
+				got, err := s.receive(ctx, bytes.NewReader(srcSt.b.data[off:off+n]), n, Checksums{}, false, false)
 				if err != nil {
 					return err
 				}

@@ -87,7 +87,7 @@ func (s *Service) due(ctx context.Context, space string, cutoff int64) ([]store.
 func (s *Service) chunked(ctx context.Context, mutations []store.Mutation) error {
 	for len(mutations) > 0 {
 		n := min(len(mutations), collectChunk)
-		if err := s.store.Commit(ctx, mutations[:n]); err != nil {
+		if err := s.commit(ctx, mutations[:n]); err != nil {
 			return err
 		}
 		mutations = mutations[n:]
@@ -141,7 +141,7 @@ func (s *Service) sweepDeletedContainers(ctx context.Context, cutoff int64) (int
 			err = s.store.DeleteSpace(ctx, space)
 		}
 		if err == nil {
-			err = s.store.Commit(ctx, []store.Mutation{{Key: d.Key, Delete: true, Expect: store.Expect{Kind: store.ExpectVersion, Version: d.Version}}})
+			err = s.commit(ctx, []store.Mutation{{Key: d.Key, Delete: true, Expect: store.Expect{Kind: store.ExpectVersion, Version: d.Version}}})
 		}
 		var cf *store.ConditionFailedError
 		if err != nil && !errors.As(err, &cf) { // a failed condition: another front-end swept it
@@ -190,7 +190,7 @@ func (s *Service) expireStagings(ctx context.Context, now time.Time) (int, error
 			expired++
 		}
 		var cf *store.ConditionFailedError
-		if err := s.store.Commit(ctx, m); err != nil && !errors.As(err, &cf) {
+		if err := s.commit(ctx, m); err != nil && !errors.As(err, &cf) {
 			return expired, err
 		}
 	}
@@ -234,7 +234,7 @@ func (s *Service) reclaimDead(ctx context.Context, cutoff int64) (int, error) {
 			err = s.chunked(ctx, b.m)
 		}
 		if err == nil {
-			err = s.store.Commit(ctx, []store.Mutation{{Key: d.Key, Delete: true}})
+			err = s.commit(ctx, []store.Mutation{{Key: d.Key, Delete: true}})
 		}
 		if err != nil {
 			return i, err
@@ -288,7 +288,7 @@ func (s *Service) deleteGarbage(ctx context.Context, cutoff int64) (int, error) 
 // commitEach commits mutations, dropping those whose condition fails.
 func (s *Service) commitEach(ctx context.Context, mutations []store.Mutation) error {
 	for len(mutations) > 0 {
-		err := s.store.Commit(ctx, mutations)
+		err := s.commit(ctx, mutations)
 		var cf *store.ConditionFailedError
 		if !errors.As(err, &cf) {
 			return err

@@ -73,7 +73,7 @@ func (s *Service) PutPages(ctx context.Context, p Path, r ByteRange, body io.Rea
 	if err := o.Checksums.validate(); err != nil {
 		return Blob{}, Checksums{}, err
 	}
-	u, err := s.receive(ctx, body, size, o.Checksums, false)
+	u, err := s.receive(ctx, body, size, o.Checksums, false, false)
 	if err != nil {
 		return Blob{}, Checksums{}, err
 	}

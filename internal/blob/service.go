@@ -94,13 +94,16 @@ type Service struct {
 	// lastTicks makes the versions and ETags this process hands out strictly increasing.
 	lastTicks atomic.Int64
 
+	// containers caches containers' spaces over an exclusive store; nil otherwise.
+	containers *containerCache
+
 	// retentions caches each account's DeleteRetentionPolicy (softdelete.go).
 	retentions sync.Map // account → cachedRetention
 }
 
 // New returns a Service over st, keeping large bytes in objects (a backend's Store is both).
 func New(st store.Store, objects store.Objects) *Service {
-	return &Service{
+	s := &Service{
 		store:       st,
 		objects:     objects,
 		props:       serviceprops.NewStore(st, auth.Blob),
@@ -108,6 +111,10 @@ func New(st store.Store, objects store.Objects) *Service {
 		Grace:       10 * time.Minute,
 		OrphanGrace: 24 * time.Hour,
 	}
+	if _, exclusive := st.(store.Exclusive); exclusive {
+		s.containers = newContainerCache()
+	}
+	return s
 }
 
 // ticksAtUnixEpoch is 1970-01-01 in .NET ticks (100 ns since 0001-01-01): Azure's ETags are
@@ -150,7 +157,7 @@ func (s *Service) update(ctx context.Context, attempt func() ([]store.Mutation, 
 		if err != nil {
 			return err
 		}
-		err = s.store.Commit(ctx, mutations)
+		err = s.commit(ctx, mutations)
 		var cf *store.ConditionFailedError
 		if errors.As(err, &cf) {
 			continue

@@ -211,7 +211,7 @@ func (s *Service) expireSoftDeleted(ctx context.Context, now time.Time) (int, er
 			}
 		}
 		var cf *store.ConditionFailedError
-		if err := s.store.Commit(ctx, m); err != nil && !errors.As(err, &cf) {
+		if err := s.commit(ctx, m); err != nil && !errors.As(err, &cf) {
 			return expired, err
 		}
 	}

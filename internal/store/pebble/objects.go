@@ -114,8 +114,10 @@ func (s *Store) PutObject(ctx context.Context, r io.Reader) (id string, size int
 		if err := s.admitGrowth(int64(n)); err != nil {
 			return "", 0, err
 		}
-		value := bytes.Clone(buf[:n]) // write may return while Pebble still holds it
-		err := s.write(func() error { return s.db.Set(inlineKey(id), value, pebble.Sync) })
+		// write may return (timed out) while Pebble still holds key and value, and while the
+		// function still runs: it must not read id, which the return below overwrites.
+		key, value := inlineKey(id), bytes.Clone(buf[:n])
+		err := s.write(func() error { return s.db.Set(key, value, pebble.Sync) })
 		if err != nil {
 			return "", 0, fmt.Errorf("pebble store: put object: %w", err)
 		}
