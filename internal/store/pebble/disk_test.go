@@ -125,26 +125,43 @@ func (f *smallDiskFile) WriteAt(p []byte, off int64) (int, error) {
 	return f.grow(p, func() (int, error) { return f.File.WriteAt(p, off) })
 }
 
-// grow writes p with write if it fits, and counts the bytes the file grew by.
+// grow writes p with write if it fits, and counts the bytes the file grew by. The space is
+// taken before the write and the excess given back after it, so that no one sees the file
+// grown before the disk's use says so (fill, measuring the free space as a write ends,
+// would otherwise take room the write has used).
 func (f *smallDiskFile) grow(p []byte, write func() (int, error)) (int, error) {
-	if int64(len(p)) > f.disk.free() {
-		return 0, &os.PathError{Op: "write", Path: f.name, Err: syscall.ENOSPC}
+	want := int64(len(p))
+	for {
+		used := f.disk.used.Load()
+		if want > f.disk.capacity-used {
+			return 0, &os.PathError{Op: "write", Path: f.name, Err: syscall.ENOSPC}
+		}
+		if f.disk.used.CompareAndSwap(used, used+want) {
+			break
+		}
 	}
 	before, err := f.File.Stat()
 	if err != nil {
+		f.disk.used.Add(-want)
 		return 0, err
 	}
 	n, err := write()
+	grew := int64(0)
 	if after, serr := f.File.Stat(); serr == nil {
-		f.disk.used.Add(after.Size() - before.Size())
+		grew = after.Size() - before.Size()
 	}
+	f.disk.used.Add(grew - want)
 	return n, err
 }
 
-// hasReserve reports whether s's reserve file is whole.
+// hasReserve reports whether s's reserve file is whole and the store counts on it (its
+// writer may still be closing the file once it has its size).
 func hasReserve(disk *smallDisk, s *Store) bool {
 	fi, err := disk.Stat("db/" + reserveName)
-	return err == nil && fi.Size() == s.space.reserveBytes
+	s.space.mu.Lock()
+	counted := s.space.haveReserve
+	s.space.mu.Unlock()
+	return err == nil && fi.Size() == s.space.reserveBytes && counted
 }
 
 // openOn opens a store in "db" on fs, closed when t ends.
