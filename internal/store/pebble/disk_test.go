@@ -576,3 +576,63 @@ func TestPanicInACommitFailsTheStore(t *testing.T) {
 		t.Errorf("commit after a panic: %v; failure %v", err, s.failure.get())
 	}
 }
+
+// TestAppendOnlyWritesFillTheDiskToTheFloor writes as a log-like workload does (rising keys,
+// one space after another) until the store refuses: the refusal must come near the floor,
+// not at half the disk. Pebble's estimate of its compaction debt counts every byte in L0,
+// even when no compaction is due (rising keys make L0 files that never overlap), so
+// counting that estimate as taken refused writes with a third of the disk free, for good.
+func TestAppendOnlyWritesFillTheDiskToTheFloor(t *testing.T) {
+	disk := newSmallDisk(64 << 20)
+	s := openOn(t, disk)
+	ctx := t.Context()
+	var written int64
+	write := func(space string, limit int) error {
+		for i := range limit {
+			if err := s.Commit(ctx, put(space, fmt.Sprintf("%06d", i), 1, 16<<10)); err != nil {
+				return err
+			}
+			written += 16 << 10
+		}
+		return nil
+	}
+	// Something already compacted to the bottom (a table's record, say), as in any store
+	// that has run for a while.
+	if err := s.Commit(ctx, put("0", "old", 1, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Compact(ctx, []byte{0}, []byte{0xff, 0xff}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("b", 1500); err != nil { // 24 MiB
+		t.Fatalf("the first 24 MiB: %v", err)
+	}
+	// Then the other space until refused, waiting out refusals that clear within a few
+	// measurements.
+	var refusedAt time.Time
+	for i := 0; ; {
+		err := s.Commit(ctx, put("a", fmt.Sprintf("%06d", i), 1, 16<<10))
+		if err == nil {
+			written += 16 << 10
+			i++
+			refusedAt = time.Time{}
+			continue
+		}
+		if !errors.Is(err, store.ErrFull) {
+			t.Fatalf("after %.1f MiB: %v", float64(written)/(1<<20), err)
+		}
+		if refusedAt.IsZero() {
+			refusedAt = time.Now()
+		} else if time.Since(refusedAt) > 3*measureEvery {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	free := disk.free()
+	m := s.db.Metrics()
+	t.Logf("debt %.1f MiB, L0 %d files in %d sublevels, %d compactions, scores %v", float64(m.Compact.EstimatedDebt)/(1<<20), m.Levels[0].TablesCount, m.Levels[0].Sublevels, m.Compact.Count, []float64{m.Levels[0].Score, m.Levels[1].Score, m.Levels[5].Score, m.Levels[6].Score})
+	t.Logf("refused after %.1f MiB of values, %.1f MiB free, floor %.1f MiB", float64(written)/(1<<20), float64(free)/(1<<20), float64(s.space.floor)/(1<<20))
+	if limit := s.space.floor + s.space.floor/2 + s.space.reserveBytes + 2*s.space.memTableBytes; free > limit {
+		t.Errorf("writes refused with %.1f MiB free, more than %.1f MiB", float64(free)/(1<<20), float64(limit)/(1<<20))
+	}
+}

@@ -186,12 +186,30 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 			return 0 // closing
 		}
 		defer s.guard.Exit()
-		m := s.db.Metrics()
-		return int64(m.WAL.Size + m.Compact.EstimatedDebt)
+		return owedBy(s.db.Metrics())
 	}
 	s.failure.serving.Store(true)
 	s.space.start()
 	return s, nil
+}
+
+// owedBy returns the bytes that Pebble, in the state m describes, is about to write: its
+// memtables, and its compaction debt only while a compaction runs or is due (a level scores
+// 1 or more). Pebble's debt estimate counts every byte in L0 once the base level holds data,
+// even when no compaction is due: rising keys (logs, queues, time-ordered tables) make L0
+// files that never overlap and stay there until the file-count threshold; counting them as
+// owed refused writes with half the disk free, and with no write coming to trigger the
+// compaction, went on refusing them.
+func owedBy(m *pebble.Metrics) int64 {
+	owed := int64(m.WAL.Size)
+	due := m.Compact.NumInProgress > 0
+	for _, l := range m.Levels {
+		due = due || l.Score >= 1
+	}
+	if due {
+		owed += int64(m.Compact.EstimatedDebt)
+	}
+	return owed
 }
 
 // Memory is two fixed shares, so it stays flat as the data grows: the block cache, which
