@@ -15,12 +15,14 @@
 #      Azurite slows as its queue grows, to about 100 puts a second at 240,000);
 #   2. tabula bench --workloads queue-get-at-depth on Tabula with --queue-depth 1000, and again
 #      with --queue-depth $DEEP (default 1,000,000): Get Messages at the head of a queue that
-#      deep, each message made visible again so that the depth stays.
+#      deep, each message made visible again so that the depth stays. Each waits $SETTLE
+#      (default 30s) after its preload, so that the store's flushes and compactions of what
+#      the earlier workloads and the preload wrote are not timed as part of Get Messages.
 #
 # Writes $OUT (default bench-out/queue-*.json and queue-report.txt). Both servers are stopped on
 # exit, whatever happens. Run it on a quiet machine: client and servers share its cores.
 #
-# Environment: CONCURRENCY DURATION MESSAGES AZURITE_MESSAGES DEEP OUT TABULA_BIN, and scripts/azurite.sh's
+# Environment: CONCURRENCY DURATION MESSAGES AZURITE_MESSAGES DEEP SETTLE OUT TABULA_BIN, and scripts/azurite.sh's
 # AZURITE_VERSION AZURITE_HOME AZURITE_BIN.
 set -euo pipefail
 
@@ -94,7 +96,7 @@ echo "== put and get+delete, Tabula then Azurite" >>"$report"
 for depth in 1000 "${DEEP:-1000000}"; do
   echo "== Get Messages at depth $depth (Tabula)" >>"$report"
   "$tabula" bench --endpoint "$tabula_url" --queue-endpoint "$queue_url" --label "tabula-depth-$depth" \
-    --workloads queue-get-at-depth --queue-depth "$depth" "${common[@]}" --json "$@" \
+    --workloads queue-get-at-depth --queue-depth "$depth" --settle "${SETTLE:-30s}" "${common[@]}" --json "$@" \
     2>>"$report" >"$out/queue-depth-$depth.json" || status=$?
 done
 sed -i 's/.*\r//' "$report" # drop progress lines
