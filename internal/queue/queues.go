@@ -114,20 +114,20 @@ func (s *Service) Queue(ctx context.Context, account, name string) (Queue, error
 		return s.loadQueue(ctx, account, name)
 	}
 	n := queueName{account, name}
-	q, generation, ok := s.queues.lookup(n)
+	q, generation, ok := s.queues.Lookup(n)
 	if ok {
 		return q, nil
 	}
 	q, err := s.loadQueue(ctx, account, name)
 	if err == nil {
-		s.queues.fill(n, q, generation)
+		s.queues.Fill(n, q, generation)
 	}
 	return q, err
 }
 
 func (s *Service) forgetQueue(account, name string) {
 	if s.queues != nil {
-		s.queues.forget(queueName{account, name})
+		s.queues.Forget(queueName{account, name})
 	}
 }
 

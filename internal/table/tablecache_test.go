@@ -127,39 +127,6 @@ func TestWriteThroughCachedTableIsReadBack(t *testing.T) {
 	}
 }
 
-// A lookup that read the store before a change and fills the cache after it must not leave
-// what it read in the cache.
-func TestTableCacheDropsFillsOlderThanAChange(t *testing.T) {
-	c := newTableCache()
-	name := tableName{account: "acct", lower: "orders"}
-	_, generation, ok := c.lookup(name)
-	if ok {
-		t.Fatal("empty cache hit")
-	}
-	c.forget(name) // the table changed after the lookup read it
-	c.fill(name, Table{Name: "orders", Space: "old"}, generation)
-	if got, _, ok := c.lookup(name); ok {
-		t.Fatalf("stale fill kept: %+v", got)
-	}
-	_, generation, _ = c.lookup(name)
-	c.fill(name, Table{Name: "orders", Space: "new"}, generation)
-	if got, _, ok := c.lookup(name); !ok || got.Space != "new" {
-		t.Fatalf("current fill: %+v, %v", got, ok)
-	}
-}
-
-func TestTableCacheIsBounded(t *testing.T) {
-	c := newTableCache()
-	for i := 0; i < 2*maxCachedTables; i++ {
-		name := tableName{account: "acct", lower: fmt.Sprint("t", i)}
-		_, generation, _ := c.lookup(name)
-		c.fill(name, Table{}, generation)
-	}
-	if n := len(c.byName); n > maxCachedTables {
-		t.Fatalf("%d tables cached, bound %d", n, maxCachedTables)
-	}
-}
-
 // Writes racing with deletions of their table never leave entities behind in a deleted
 // table's space (where nothing would read or remove them): a write either lands before the
 // deletion, and is removed with the table, or finds the table gone.

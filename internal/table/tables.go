@@ -115,13 +115,13 @@ func (s *Service) Table(ctx context.Context, account, name string) (Table, error
 		return s.loadTable(ctx, account, name)
 	}
 	key := nameOf(account, name)
-	t, generation, ok := s.tables.lookup(key)
+	t, generation, ok := s.tables.Lookup(key)
 	if ok {
 		return t, nil
 	}
 	t, err := s.loadTable(ctx, account, name)
 	if err == nil {
-		s.tables.fill(key, t, generation)
+		s.tables.Fill(key, t, generation)
 	}
 	return t, err
 }
@@ -129,7 +129,7 @@ func (s *Service) Table(ctx context.Context, account, name string) (Table, error
 // forgetTable tells the table cache, if any, that the table's record changed.
 func (s *Service) forgetTable(account, name string) {
 	if s.tables != nil {
-		s.tables.forget(nameOf(account, name))
+		s.tables.Forget(nameOf(account, name))
 	}
 }
 
