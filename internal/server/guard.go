@@ -76,11 +76,47 @@ func (b *stallGuardedBody) Read(p []byte) (int, error) {
 type azureConn struct {
 	net.Conn
 	errorBody func(*azerr.Error, string) (string, []byte)
+
+	// While holding, writes are kept in held and sent as one by release (see
+	// responseRecorder.Write). Only the goroutine serving the connection's current request
+	// writes to it, so these need no lock.
+	holding bool
+	held    []byte
+}
+
+// maxHeld bounds what a connection holds back; a response larger than this is written as
+// net/http hands it over.
+const maxHeld = 64 << 10
+
+// hold makes the connection keep what is written to it until release.
+func (c *azureConn) hold() { c.holding = true }
+
+// release ends holding and writes what was held, in one write.
+func (c *azureConn) release() error {
+	c.holding = false
+	if len(c.held) == 0 {
+		return nil
+	}
+	_, err := c.Conn.Write(c.held)
+	c.held = c.held[:0]
+	if cap(c.held) > maxHeld {
+		c.held = nil
+	}
+	return err
 }
 
 const plainErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
 func (c *azureConn) Write(p []byte) (int, error) {
+	if c.holding {
+		if len(c.held)+len(p) <= maxHeld {
+			c.held = append(c.held, p...) // the caller reuses p
+			return len(p), nil
+		}
+		if err := c.release(); err != nil {
+			return 0, err
+		}
+	}
 	if c.errorBody != nil && mayBePlainError(p) {
 		if resp, ok := c.azureResponse(p); ok {
 			if _, err := c.Conn.Write(resp); err != nil {

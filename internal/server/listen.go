@@ -159,11 +159,7 @@ func (g *Group) Serve(ctx context.Context) error {
 			ConnState:         g.conns.track,
 			ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelDebug),
 		}
-		if g.TLS != nil {
-			srv.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
-				return context.WithValue(ctx, tlsOfferedKey{}, true)
-			}
-		}
+		srv.ConnContext = connContext(g.TLS != nil)
 		servers[i] = srv
 		ln := &limitedListener{Listener: g.listeners[i], conns: g.conns, errorBody: e.ErrorBody,
 			tls: g.TLS, sniffTimeout: positive(g.limits.HeaderTimeout), closed: make(chan struct{})}
@@ -416,5 +412,20 @@ func (t *connTracker) stop() {
 	case <-t.stopped:
 	default:
 		close(t.stopped)
+	}
+}
+
+// connContext returns the http.Server.ConnContext of an endpoint: requests on a plain
+// connection know it (responseRecorder.writeWhole), and, when tlsOffered, that the server
+// serves HTTPS too.
+func connContext(tlsOffered bool) func(context.Context, net.Conn) context.Context {
+	return func(ctx context.Context, c net.Conn) context.Context {
+		if ac, ok := c.(*azureConn); ok {
+			ctx = context.WithValue(ctx, azureConnKey{}, ac)
+		}
+		if tlsOffered {
+			ctx = context.WithValue(ctx, tlsOfferedKey{}, true)
+		}
+		return ctx
 	}
 }
