@@ -90,22 +90,31 @@ func canonicalizedHeaders(h http.Header, keepEmpty bool) []string {
 	type line struct{ name, value string }
 	var lines []line
 	for name, values := range h {
-		lower := strings.ToLower(name)
-		if !strings.HasPrefix(lower, "x-ms-") {
+		if len(name) < len("x-ms-") || !strings.EqualFold(name[:len("x-ms-")], "x-ms-") {
 			continue
 		}
-		trimmed := make([]string, len(values))
-		for i, v := range values {
-			trimmed[i] = strings.TrimSpace(v)
+		var value string
+		if len(values) == 1 {
+			value = strings.TrimSpace(values[0])
+		} else {
+			trimmed := make([]string, len(values))
+			for i, v := range values {
+				trimmed[i] = strings.TrimSpace(v)
+			}
+			value = strings.Join(trimmed, ",")
 		}
-		value := strings.Join(trimmed, ",")
 		if value == "" && !keepEmpty {
 			continue
 		}
-		lines = append(lines, line{lower, value})
+		lines = append(lines, line{strings.ToLower(name), value})
 	}
 	render := func() string {
+		n := 0
+		for _, l := range lines {
+			n += len(l.name) + len(l.value) + 2
+		}
 		var b strings.Builder
+		b.Grow(n)
 		for _, l := range lines {
 			b.WriteString(l.name)
 			b.WriteByte(':')
@@ -116,21 +125,37 @@ func canonicalizedHeaders(h http.Header, keepEmpty bool) []string {
 	}
 	sort.Slice(lines, func(i, j int) bool { return lines[i].name < lines[j].name })
 	byCodePoint := render()
-	sort.SliceStable(lines, func(i, j int) bool { return cultureLess(lines[i].name, lines[j].name) })
-	if byCulture := render(); byCulture != byCodePoint {
-		return []string{byCulture, byCodePoint}
+	cultureOrder := func(i, j int) bool { return cultureLess(lines[i].name, lines[j].name) }
+	if sort.SliceIsSorted(lines, cultureOrder) {
+		return []string{byCodePoint} // the usual case: the two orders agree
 	}
-	return []string{byCodePoint}
+	sort.SliceStable(lines, cultureOrder)
+	return []string{render(), byCodePoint}
 }
 
 // cultureLess approximates the .NET invariant-culture order the real service sorts header names
 // by: '-' is ignored at the first level and only breaks ties.
 func cultureLess(a, b string) bool {
-	sa, sb := strings.ReplaceAll(a, "-", ""), strings.ReplaceAll(b, "-", "")
-	if sa != sb {
-		return sa < sb
+	i, j := 0, 0
+	for {
+		for i < len(a) && a[i] == '-' {
+			i++
+		}
+		for j < len(b) && b[j] == '-' {
+			j++
+		}
+		switch {
+		case i == len(a) || j == len(b):
+			if i == len(a) && j == len(b) {
+				return a < b // equal but for dashes
+			}
+			return i == len(a)
+		case a[i] != b[j]:
+			return a[i] < b[j]
+		}
+		i++
+		j++
 	}
-	return a < b
 }
 
 // canonicalizedQuery renders every query parameter as "\nname:value", names lower-cased and

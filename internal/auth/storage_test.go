@@ -304,3 +304,23 @@ func TestAnonymousRequests(t *testing.T) {
 	_, err = anon(Queue, "2018-03-28")
 	wantError(t, err, 403, azerr.AuthenticationFailed)
 }
+
+// cultureLess compares in place what it means to compare: the names without their dashes,
+// then, on a tie, the names themselves.
+func TestCultureLessIgnoresDashesFirst(t *testing.T) {
+	reference := func(a, b string) bool {
+		sa, sb := strings.ReplaceAll(a, "-", ""), strings.ReplaceAll(b, "-", "")
+		if sa != sb {
+			return sa < sb
+		}
+		return a < b
+	}
+	names := []string{"", "-", "--", "a", "a-", "-a", "ab", "a-b", "ab-", "b", "x-ms-a", "x-ms-ab", "x-msa", "x-ms-a-b", "x-ms--a", "x-ms-version", "x-ms-ver-sion"}
+	for _, a := range names {
+		for _, b := range names {
+			if got, want := cultureLess(a, b), reference(a, b); got != want {
+				t.Errorf("cultureLess(%q, %q) = %v, want %v", a, b, got, want)
+			}
+		}
+	}
+}
