@@ -263,51 +263,80 @@ func setMetadata(h http.Header, md blob.Metadata) {
 }
 
 // setBlobHeaders writes what Get Blob and Get Blob Properties report about b (blob.md §9.3).
-// Content-MD5 is the caller's: a ranged read reports it as x-ms-blob-content-md5.
+// Content-MD5 is the caller's: a ranged read reports it as x-ms-blob-content-md5. Every read
+// of a blob passes here, so the values share one allocation (net/http never modifies them).
 func setBlobHeaders(h http.Header, b *blob.Blob) {
-	setETag(h, b.ETag, b.LastModified)
-	h["x-ms-creation-time"] = httpTime(b.Created)
-	h["x-ms-blob-type"] = []string{string(b.Type)}
-	h["Accept-Ranges"] = []string{"bytes"}
+	v := make(headerValues, 0, 16)
+	h["Etag"] = v.one(string(b.ETag))
+	h["Last-Modified"] = v.one(b.LastModified.UTC().Format(http.TimeFormat))
+	h["x-ms-creation-time"] = v.one(b.Created.UTC().Format(http.TimeFormat))
+	h["x-ms-blob-type"] = v.one(string(b.Type))
+	h["Accept-Ranges"] = bytesValue
 	p := b.Properties
-	h["Content-Type"] = []string{p.ContentType}
-	for name, v := range map[string]string{
-		"Content-Encoding": p.ContentEncoding, "Content-Language": p.ContentLanguage,
-		"Content-Disposition": p.ContentDisposition, "Cache-Control": p.CacheControl,
-	} {
-		if v != "" {
-			h[name] = []string{v}
+	h["Content-Type"] = v.one(p.ContentType)
+	if p.ContentEncoding != "" {
+		h["Content-Encoding"] = v.one(p.ContentEncoding)
+	}
+	if p.ContentLanguage != "" {
+		h["Content-Language"] = v.one(p.ContentLanguage)
+	}
+	if p.ContentDisposition != "" {
+		h["Content-Disposition"] = v.one(p.ContentDisposition)
+	}
+	if p.CacheControl != "" {
+		h["Cache-Control"] = v.one(p.CacheControl)
+	}
+	if l := b.Lease; l.State != "" {
+		h["x-ms-lease-status"] = v.one(l.Status)
+		h["x-ms-lease-state"] = v.one(string(l.State))
+		if l.Duration != "" {
+			h["x-ms-lease-duration"] = v.one(l.Duration)
 		}
 	}
-	setLease(h, b.Lease)
 	setMetadata(h, b.Metadata)
 	switch b.Type {
 	case blob.PageBlob:
-		h["x-ms-blob-sequence-number"] = []string{strconv.FormatInt(b.SequenceNumber, 10)}
+		h["x-ms-blob-sequence-number"] = v.one(strconv.FormatInt(b.SequenceNumber, 10))
 	case blob.AppendBlob:
-		h["x-ms-blob-committed-block-count"] = []string{strconv.Itoa(b.CommittedBlockCount)}
-		h["x-ms-blob-sealed"] = []string{strconv.FormatBool(b.Sealed)}
+		h["x-ms-blob-committed-block-count"] = v.one(strconv.Itoa(b.CommittedBlockCount))
+		h["x-ms-blob-sealed"] = v.one(strconv.FormatBool(b.Sealed))
 	}
 	if c := b.Copy; c != nil {
-		h["x-ms-copy-id"] = []string{c.ID}
-		h["x-ms-copy-source"] = []string{c.Source}
-		h["x-ms-copy-status"] = []string{c.Status}
-		h["x-ms-copy-progress"] = []string{c.Progress}
-		h["x-ms-copy-completion-time"] = httpTime(c.CompletionTime)
+		h["x-ms-copy-id"] = v.one(c.ID)
+		h["x-ms-copy-source"] = v.one(c.Source)
+		h["x-ms-copy-status"] = v.one(c.Status)
+		h["x-ms-copy-progress"] = v.one(c.Progress)
+		h["x-ms-copy-completion-time"] = v.one(c.CompletionTime.UTC().Format(http.TimeFormat))
 	}
 	if len(b.Tags) > 0 {
-		h["x-ms-tag-count"] = []string{strconv.Itoa(len(b.Tags))}
+		h["x-ms-tag-count"] = v.one(strconv.Itoa(len(b.Tags)))
 	}
 	if b.AccessTier != "" {
-		h["x-ms-access-tier"] = []string{b.AccessTier}
+		h["x-ms-access-tier"] = v.one(b.AccessTier)
 		if b.AccessTierInferred {
-			h["x-ms-access-tier-inferred"] = []string{"true"}
+			h["x-ms-access-tier-inferred"] = trueValue
 		}
 	}
 	if b.Snapshot == "" {
-		h["x-ms-server-encrypted"] = []string{"true"}
+		h["x-ms-server-encrypted"] = trueValue
 	}
 }
+
+// headerValues hands out one-value header values from one backing array; each is capped at
+// its one element, so that nothing appended to it can reach its neighbours.
+type headerValues []string
+
+func (v *headerValues) one(s string) []string {
+	*v = append(*v, s)
+	n := len(*v)
+	return (*v)[n-1 : n : n]
+}
+
+// Header values that never change (net/http never modifies a header's values).
+var (
+	bytesValue = []string{"bytes"}
+	trueValue  = []string{"true"}
+)
 
 func setChecksums(h http.Header, c blob.Checksums, md5 bool) {
 	if md5 && c.MD5 != nil {
