@@ -40,7 +40,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // write with its header; the others (written in pieces, or with no length declared) go out
 // as before, and every one arrives intact over one keep-alive connection.
 func TestABodyOfDeclaredLengthGoesOutWithItsHeaderInOneWrite(t *testing.T) {
-	body := bytes.Repeat([]byte("0123456789abcdef"), 1024) // 16 KiB
+	body := bytes.Repeat([]byte("0123456789abcdef"), 5*1024) // 80 KiB
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		switch r.URL.Query().Get("how") {
@@ -73,6 +73,8 @@ func TestABodyOfDeclaredLengthGoesOutWithItsHeaderInOneWrite(t *testing.T) {
 		{"whole", 4096, true},
 		{"whole", 16 << 10, true},
 		{"whole", 100, true},
+		{"whole", maxHeld, false},     // with its header, more than a connection holds
+		{"whole", maxHeld + 1, false}, // written as net/http hands it over
 		{"pieces", 4096, false},
 		{"undeclared", 4096, false},
 		{"undeclared", 100, true},

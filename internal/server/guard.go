@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -78,15 +79,17 @@ type azureConn struct {
 	errorBody func(*azerr.Error, string) (string, []byte)
 
 	// While holding, writes are kept in held and sent as one by release (see
-	// responseRecorder.Write). Only the goroutine serving the connection's current request
-	// writes to it, so these need no lock.
+	// responseRecorder.writeWhole). Only the goroutine serving the connection's current
+	// request writes to it, so these need no lock.
 	holding bool
-	held    []byte
+	held    *[]byte // from heldBuffers while holding, so that idle connections keep none
 }
 
 // maxHeld bounds what a connection holds back; a response larger than this is written as
 // net/http hands it over.
 const maxHeld = 64 << 10
+
+var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 // hold makes the connection keep what is written to it until release.
 func (c *azureConn) hold() { c.holding = true }
@@ -94,14 +97,15 @@ func (c *azureConn) hold() { c.holding = true }
 // release ends holding and writes what was held, in one write.
 func (c *azureConn) release() error {
 	c.holding = false
-	if len(c.held) == 0 {
+	if c.held == nil {
 		return nil
 	}
-	_, err := c.Conn.Write(c.held)
-	c.held = c.held[:0]
-	if cap(c.held) > maxHeld {
-		c.held = nil
+	_, err := c.Conn.Write(*c.held)
+	if cap(*c.held) <= maxHeld {
+		*c.held = (*c.held)[:0]
+		heldBuffers.Put(c.held)
 	}
+	c.held = nil
 	return err
 }
 
@@ -109,8 +113,11 @@ const plainErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnec
 
 func (c *azureConn) Write(p []byte) (int, error) {
 	if c.holding {
-		if len(c.held)+len(p) <= maxHeld {
-			c.held = append(c.held, p...) // the caller reuses p
+		if c.held == nil {
+			c.held = heldBuffers.Get().(*[]byte)
+		}
+		if len(*c.held)+len(p) <= maxHeld {
+			*c.held = append(*c.held, p...) // the caller reuses p
 			return len(p), nil
 		}
 		if err := c.release(); err != nil {
