@@ -94,6 +94,16 @@ var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); retur
 // hold makes the connection keep what is written to it until release.
 func (c *azureConn) hold() { c.holding = true }
 
+// drop ends holding and forgets what was held.
+func (c *azureConn) drop() {
+	c.holding = false
+	if c.held != nil {
+		*c.held = (*c.held)[:0]
+		heldBuffers.Put(c.held)
+		c.held = nil
+	}
+}
+
 // release ends holding and writes what was held, in one write.
 func (c *azureConn) release() error {
 	c.holding = false

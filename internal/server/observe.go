@@ -84,6 +84,7 @@ func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) 
 			// A fault that closes the connection unwinds with http.ErrAbortHandler: the
 			// request still gets its line and counts before net/http closes it.
 			if p := recover(); p != nil {
+				rw.dropHeld()
 				if p == http.ErrAbortHandler && rec.faults != nil {
 					finish(w, r, rw, rec, body, start, log, true)
 				}
@@ -95,6 +96,7 @@ func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) 
 			injectAfter(rw, w, rec, e.ErrorBody)
 		}
 		finish(w, r, rw, rec, body, start, log, false)
+		rw.sendHeld()
 	})
 }
 
@@ -298,8 +300,10 @@ type responseRecorder struct {
 	// discard swallows the handler's answer, which a fault injected after the operation
 	// replaces.
 	discard bool
-	// conn is the plain-HTTP connection the response goes out on (nil over TLS).
+	// conn is the plain-HTTP connection the response goes out on (nil over TLS); held says it
+	// holds the response (writeWhole) until sendHeld.
 	conn *azureConn
+	held bool
 }
 
 // azureConnKey is the context key of a request's *azureConn.
@@ -331,24 +335,40 @@ func (w *responseRecorder) Write(p []byte) (int, error) {
 }
 
 // writeWhole writes p, the whole of a body whose length the header declares, and the header
-// with it, in one write to the connection. net/http buffers 4 KiB per connection: a header
-// and a body that do not fit in it together go out in two writes (a 4 KiB blob's, say), and
-// a write costs the server as much as a quarter of serving a small read. Flushing here sends
-// nothing early that net/http would have held: the header is written, and the body is all
-// there is.
+// with it, in one write to the connection: the connection holds what net/http hands it until
+// sendHeld, once the request is counted and logged (so that nobody sees the answer before
+// its metrics). net/http buffers 4 KiB per connection: a header and a body that do not fit
+// in it together go out in two writes (a 4 KiB blob's, say), and a write costs the server as
+// much as a quarter of serving a small read.
 func (w *responseRecorder) writeWhole(p []byte) (int, error) {
 	w.conn.hold()
+	w.held = true
 	n, err := w.ResponseWriter.Write(p)
-	if err == nil {
-		if f, ok := w.ResponseWriter.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
-	if rerr := w.conn.release(); err == nil && rerr != nil {
-		err = rerr
-	}
 	w.bytes += int64(n)
 	return n, err
+}
+
+// sendHeld sends what writeWhole held: net/http is made to hand over what it still buffers
+// (the header is written and the body is all there is, so flushing sends nothing early that
+// it would have held), and the connection writes it all at once.
+func (w *responseRecorder) sendHeld() {
+	if !w.held {
+		return
+	}
+	w.held = false
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+	_ = w.conn.release() // a failed write surfaces to net/http on the connection's next use
+}
+
+// dropHeld discards what writeWhole held: the handler panicked (a fault closing the
+// connection, say), and net/http closes the connection without an answer.
+func (w *responseRecorder) dropHeld() {
+	if w.held {
+		w.held = false
+		w.conn.drop()
+	}
 }
 
 // declaresLength reports whether the response's header declares a body of n bytes.
@@ -379,6 +399,10 @@ func (w *responseRecorder) Unwrap() http.ResponseWriter { return w.ResponseWrite
 
 func (w *responseRecorder) Flush() {
 	if w.discard {
+		return
+	}
+	if w.held { // the handler wants its answer out now
+		w.sendHeld()
 		return
 	}
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
