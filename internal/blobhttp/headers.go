@@ -264,12 +264,12 @@ func setMetadata(h http.Header, md blob.Metadata) {
 
 // setBlobHeaders writes what Get Blob and Get Blob Properties report about b (blob.md §9.3).
 // Content-MD5 is the caller's: a ranged read reports it as x-ms-blob-content-md5. Every read
-// of a blob passes here, so the values share one allocation (net/http never modifies them).
+// of a blob passes here, so the values of its own share one allocation (net/http never
+// modifies them).
 func setBlobHeaders(h http.Header, b *blob.Blob) {
-	v := make(headerValues, 0, 16)
-	h["Etag"] = v.one(string(b.ETag))
-	h["Last-Modified"] = v.one(b.LastModified.UTC().Format(http.TimeFormat))
-	h["x-ms-creation-time"] = v.one(b.Created.UTC().Format(http.TimeFormat))
+	setETag(h, b.ETag, b.LastModified)
+	h["x-ms-creation-time"] = httpTime(b.Created)
+	v := make(headerValues, 0, 8)
 	h["x-ms-blob-type"] = v.one(string(b.Type))
 	h["Accept-Ranges"] = bytesValue
 	p := b.Properties
@@ -286,13 +286,7 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 	if p.CacheControl != "" {
 		h["Cache-Control"] = v.one(p.CacheControl)
 	}
-	if l := b.Lease; l.State != "" {
-		h["x-ms-lease-status"] = v.one(l.Status)
-		h["x-ms-lease-state"] = v.one(string(l.State))
-		if l.Duration != "" {
-			h["x-ms-lease-duration"] = v.one(l.Duration)
-		}
-	}
+	setLease(h, b.Lease)
 	setMetadata(h, b.Metadata)
 	switch b.Type {
 	case blob.PageBlob:
@@ -306,7 +300,7 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 		h["x-ms-copy-source"] = v.one(c.Source)
 		h["x-ms-copy-status"] = v.one(c.Status)
 		h["x-ms-copy-progress"] = v.one(c.Progress)
-		h["x-ms-copy-completion-time"] = v.one(c.CompletionTime.UTC().Format(http.TimeFormat))
+		h["x-ms-copy-completion-time"] = httpTime(c.CompletionTime)
 	}
 	if len(b.Tags) > 0 {
 		h["x-ms-tag-count"] = v.one(strconv.Itoa(len(b.Tags)))

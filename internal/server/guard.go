@@ -97,11 +97,7 @@ func (c *azureConn) hold() { c.holding = true }
 // drop ends holding and forgets what was held.
 func (c *azureConn) drop() {
 	c.holding = false
-	if c.held != nil {
-		*c.held = (*c.held)[:0]
-		heldBuffers.Put(c.held)
-		c.held = nil
-	}
+	c.returnHeld()
 }
 
 // release ends holding and writes what was held, in one write.
@@ -111,12 +107,20 @@ func (c *azureConn) release() error {
 		return nil
 	}
 	_, err := c.Conn.Write(*c.held)
+	c.returnHeld()
+	return err
+}
+
+// returnHeld gives the held buffer back to the pool (unless it grew past maxHeld).
+func (c *azureConn) returnHeld() {
+	if c.held == nil {
+		return
+	}
 	if cap(*c.held) <= maxHeld {
 		*c.held = (*c.held)[:0]
 		heldBuffers.Put(c.held)
 	}
 	c.held = nil
-	return err
 }
 
 const plainErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
