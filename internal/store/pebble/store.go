@@ -240,6 +240,15 @@ func pebbleOptions(fs vfs.FS, cache *pebble.Cache, memTable int64) *pebble.Optio
 		// unbounded: Tabula has no admission control above us.
 		L0CompactionThreshold: 4,
 		L0StopWritesThreshold: 20,
+		// Flushes cut their output at L0's split keys, which bound about this many bytes of
+		// each sublevel (Pebble's default: 4 MiB). Keys that rise within each of several
+		// partitions (batch inserts, logs, queues) make every flush span every partition;
+		// the finer cut lets an L0 compaction take only the files that overlap one stretch
+		// of the base level instead of rewriting most of it. Measured with 16 writers
+		// appending batches of 100 1.2 KB records to 16 partitions (BenchmarkAppendingPartitions,
+		// 1.2M records, two runs each): sstable bytes written per byte ingested 2.9-3.0 -> 2.0,
+		// CPU per record 9.0-10.4 -> 7.5-7.9 µs, records/s +21-38%.
+		FlushSplitBytes: 1 << 20,
 		// A deleted table's space is one range deletion; once it is flushed, Pebble drops
 		// the sstables it covers in lower levels without writing anything (a delete-only
 		// compaction). Left in the memtable it would wait for the memtable to fill, which
