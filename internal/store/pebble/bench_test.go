@@ -135,40 +135,34 @@ func BenchmarkCommitBatchOfInserts(b *testing.B) {
 }
 
 // BenchmarkCommitWithThinkTime is BenchmarkCommitSingle's inserts from 16 writers that each
-// spend about 100 µs of CPU between commits, as serving an HTTP write does, on and off the
-// group sync delay (walstats.go). It reports the CPU time of the process per commit and how
-// many commits each WAL sync made durable.
+// spend about 100 µs of CPU between commits, as serving an HTTP write does. It reports the
+// CPU time of the process per commit and how many commits each WAL sync made durable.
 func BenchmarkCommitWithThinkTime(b *testing.B) {
 	work := make([]byte, 64<<10)
 	var sink atomic.Uint32
-	for _, delay := range []time.Duration{0, groupSyncDelay} {
-		b.Run("delay="+delay.String(), func(b *testing.B) {
-			s := mustOpen(b, b.TempDir(), Options{})
-			defer s.Close()
-			s.wal.syncDelay.Store(int64(delay))
-			var writers atomic.Int64
-			b.SetParallelism(8)
-			cpu0, syncs0 := processCPU(), s.wal.syncs.Load()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				partition := fmt.Sprintf("p%03d", writers.Add(1))
-				for i := 0; pb.Next(); i++ {
-					for range 6 {
-						sink.Add(crc32.ChecksumIEEE(work))
-					}
-					m := store.Mutation{Key: store.Key{Space: "bench", Partition: partition, Row: fmt.Sprintf("r%09d", i)},
-						Expect: store.Expect{Kind: store.ExpectAbsent}, Version: int64(i), Value: benchValue}
-					if err := s.Commit(context.Background(), []store.Mutation{m}); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-			b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/commit")
-			b.ReportMetric(float64(b.N)/float64(s.wal.syncs.Load()-syncs0), "commits/sync")
-		})
-	}
+	s := mustOpen(b, b.TempDir(), Options{})
+	defer s.Close()
+	var writers atomic.Int64
+	b.SetParallelism(8)
+	cpu0, syncs0 := processCPU(), s.wal.syncs.Load()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		partition := fmt.Sprintf("p%03d", writers.Add(1))
+		for i := 0; pb.Next(); i++ {
+			for range 6 {
+				sink.Add(crc32.ChecksumIEEE(work))
+			}
+			m := store.Mutation{Key: store.Key{Space: "bench", Partition: partition, Row: fmt.Sprintf("r%09d", i)},
+				Expect: store.Expect{Kind: store.ExpectAbsent}, Version: int64(i), Value: benchValue}
+			if err := s.Commit(context.Background(), []store.Mutation{m}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+	b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/commit")
+	b.ReportMetric(float64(b.N)/float64(s.wal.syncs.Load()-syncs0), "commits/sync")
 }
 
 // BenchmarkAppendingPartitions measures the store under sustained batch inserts whose keys
