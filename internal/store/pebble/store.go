@@ -241,12 +241,14 @@ func pebbleOptions(fs vfs.FS, cache *pebble.Cache, memTable int64) *pebble.Optio
 		// Flushes cut their output at L0's split keys, which bound about this many bytes of
 		// each sublevel (Pebble's default: 4 MiB). Keys that rise within each of several
 		// partitions (batch inserts, logs, queues) make every flush span every partition;
-		// the finer cut lets an L0 compaction take only the files that overlap one stretch
-		// of the base level instead of rewriting most of it. Measured with 16 writers
-		// appending batches of 100 1.2 KB records to 16 partitions (BenchmarkAppendingPartitions,
-		// 1.2M records, two runs each): sstable bytes written per byte ingested 2.9-3.0 -> 2.0,
-		// CPU per record 9.0-10.4 -> 7.5-7.9 µs, records/s +21-38%.
-		FlushSplitBytes: 1 << 20,
+		// a finer cut lets an L0 compaction take only the files that overlap one stretch of
+		// the base level instead of rewriting most of it. Measured with 16 writers appending
+		// batches of 100 1.2 KB records to 16 partitions (BenchmarkAppendingPartitions, 1.2M
+		// records, 2-4 runs each): sstable bytes written per byte ingested 2.7-3.1 (4 MiB) ->
+		// 2.4-2.7 (2 MiB) -> 2.0 (1 MiB), CPU per record 7.8-10.4 -> 7.3-9.0 -> 7.5-7.9 µs.
+		// But every file of L0 is one more for a scan to open and merge: table scans over
+		// freshly written data ran 20% slower at 1 MiB, and no slower at 2 MiB.
+		FlushSplitBytes: 2 << 20,
 		// A deleted table's space is one range deletion; once it is flushed, Pebble drops
 		// the sstables it covers in lower levels without writing anything (a delete-only
 		// compaction). Left in the memtable it would wait for the memtable to fill, which
