@@ -19,9 +19,9 @@ type walStats struct {
 // previous sync is over, and covers every commit that asked meanwhile. Holding the next
 // sync back after a sync of several commits (WALMinSyncInterval, 500 µs, 2026-11-27) merged
 // more commits per sync (16 HTTP writers: ~6 -> ~9) and so cost less CPU per commit, but made
-// fewer writers wait for nothing: end to end, Insert Entity from 2, 4 and 8 clients ran
-// 20-33% slower with it (BENCHMARKS.md, "Durable writes"), and from 16 no faster. A sync now
-// never waits.
+// fewer writers wait for nobody: end to end, Insert Entity from 2, 4 and 8 clients ran up to
+// 45% slower with it (BENCHMARKS.md, "No hold-back before a WAL sync"), and from 16 no
+// faster. A sync now never waits.
 
 // walCategory is what Pebble (v2.1.7) creates and recycles its WAL files with.
 const walCategory vfs.DiskWriteCategory = "pebble-wal"
