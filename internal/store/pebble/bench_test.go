@@ -134,6 +134,26 @@ func BenchmarkCommitBatchOfInserts(b *testing.B) {
 	b.ReportMetric(float64(100*b.N)/b.Elapsed().Seconds(), "inserts/s")
 }
 
+// BenchmarkCommitSequential measures one writer's durable inserts of ~1.4 KB records, one
+// after the other, on a new store: each waits for a WAL sync of its own, so this is the
+// latency of a durable write, and the CPU it costs, as a lone client sees them.
+func BenchmarkCommitSequential(b *testing.B) {
+	s := mustOpen(b, b.TempDir(), Options{})
+	defer s.Close()
+	value := make([]byte, 1400)
+	cpu0 := processCPU()
+	i := 0
+	for b.Loop() {
+		m := store.Mutation{Key: store.Key{Space: "bench", Partition: "p", Row: fmt.Sprintf("r%09d", i)},
+			Expect: store.Expect{Kind: store.ExpectAbsent}, Version: 1, Value: value}
+		if err := s.Commit(context.Background(), []store.Mutation{m}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(i), "cpu-µs/commit")
+}
+
 // BenchmarkCommitWithThinkTime is BenchmarkCommitSingle's inserts from 16 writers that each
 // spend about 100 µs of CPU between commits, as serving an HTTP write does. It reports the
 // CPU time of the process per commit and how many commits each WAL sync made durable.

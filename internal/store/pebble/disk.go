@@ -50,6 +50,8 @@ type disk struct {
 	space   *space
 	wal     *walStats // counts the WAL's writes and syncs
 
+	walZeroAhead int64 // how far ahead of its writes a WAL is filled with zeros (walzero.go)
+
 	mu sync.Mutex
 	// When a flush output or a compaction output last failed to be written, and how many
 	// compactions in a row failed: the next ones are not created before a pause (see pace).
@@ -164,7 +166,11 @@ func (d *disk) Create(name string, category vfs.DiskWriteCategory) (vfs.File, er
 			return err
 		})
 	}
-	return d.wrap(f, name, kind, category), err
+	wrapped := d.wrap(f, name, kind, category)
+	if df, ok := wrapped.(*diskFile); ok && df.wal != nil {
+		df.tail = &walTail{} // a new, empty log: its writes go over zeros (walzero.go)
+	}
+	return wrapped, err
 }
 
 // Link is only used by Pebble to ingest or checkpoint files, which the store does not do, and
@@ -217,7 +223,14 @@ func (d *disk) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCate
 			return err
 		})
 	}
-	return d.wrap(f, newname, kind, category), err
+	wrapped := d.wrap(f, newname, kind, category)
+	if df, ok := wrapped.(*diskFile); ok && df.wal != nil {
+		if info, err := f.Stat(); err == nil {
+			// A recycled log, rewritten from its start: its old records are written blocks.
+			df.tail = &walTail{zeroed: info.Size()}
+		}
+	}
+	return wrapped, err
 }
 
 func (d *disk) MkdirAll(dir string, perm os.FileMode) error {
@@ -249,6 +262,7 @@ type diskFile struct {
 	kind   fileKind
 	failed bool      // a write failed
 	wal    *walStats // the store's counts, if this is a WAL file
+	tail   *walTail  // if this is a WAL file opened to be written (walzero.go)
 }
 
 // room refuses, with ENOSPC, a compaction's write of n bytes that would take the disk below
@@ -274,6 +288,9 @@ func (f *diskFile) Write(p []byte) (int, error) {
 	if f.wal != nil {
 		f.wal.writes.Add(1)
 	}
+	if f.tail != nil {
+		f.zeroAhead(len(p))
+	}
 	n, err := f.File.Write(p)
 	if err != nil {
 		err = f.fault("write", err, func() error {
@@ -281,6 +298,9 @@ func (f *diskFile) Write(p []byte) (int, error) {
 			n += m
 			return err
 		})
+	}
+	if f.tail != nil {
+		f.tail.written += int64(n)
 	}
 	return n, err
 }

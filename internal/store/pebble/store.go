@@ -131,7 +131,8 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	cache := pebble.NewCache(blockCacheBytes)
 	defer cache.Unref() // the DB holds its own reference
-	o := pebbleOptions(&disk{FS: fs, failure: s.failure, space: s.space, wal: &s.wal}, cache, s.space.memTableBytes)
+	o := pebbleOptions(&disk{FS: fs, failure: s.failure, space: s.space, wal: &s.wal,
+		walZeroAhead: walZeroAheadFor(s.space.memTableBytes)}, cache, s.space.memTableBytes)
 	o.Logger = slogLogger{s.failure}
 	o.EventListener = s.eventListener()
 
