@@ -103,6 +103,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	case fs == nil:
 		fs = vfs.Default
 	}
+	if opts.InMemory {
+		return openStore(dir, fs, false) // nothing to journal: zeros would only cost
+	}
 	return open(dir, fs)
 }
 
@@ -116,7 +119,10 @@ const (
 )
 
 // open is Open on any filesystem.
-func open(dir string, fs vfs.FS) (*Store, error) {
+func open(dir string, fs vfs.FS) (*Store, error) { return openStore(dir, fs, true) }
+
+// openStore is open, with the WAL written over zeros (walzero.go) if zeroWAL.
+func openStore(dir string, fs vfs.FS, zeroWAL bool) (*Store, error) {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pebble store: open %q: %w", dir, err)
 	}
@@ -131,8 +137,11 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	cache := pebble.NewCache(blockCacheBytes)
 	defer cache.Unref() // the DB holds its own reference
-	o := pebbleOptions(&disk{FS: fs, failure: s.failure, space: s.space, wal: &s.wal,
-		walZeroAhead: walZeroAheadFor(s.space.memTableBytes)}, cache, s.space.memTableBytes)
+	d := &disk{FS: fs, failure: s.failure, space: s.space, wal: &s.wal}
+	if zeroWAL {
+		d.walZeroAhead = walZeroAheadFor(s.space.memTableBytes)
+	}
+	o := pebbleOptions(d, cache, s.space.memTableBytes)
 	o.Logger = slogLogger{s.failure}
 	o.EventListener = s.eventListener()
 

@@ -14,7 +14,8 @@ package pebble
 // finds written blocks. The next sync writes those zeros out once, and the file's new size
 // is journaled once per few megabytes instead of once per commit. Pebble reads a WAL
 // up to the first zeroed chunk and takes it as the log's end (its own preallocation leaves
-// zeros there too), so the zeros are never mistaken for records.
+// zeros there too), so the zeros are never mistaken for records. A store in memory
+// (Options.InMemory) has no journal to spare, and no zeros.
 
 // walZeroAheadFor is how far beyond the WAL's writes the zeros reach, for a store whose
 // memtables are memTable bytes: 4 MiB (a few thousand commits of typical entities, so that
