@@ -167,9 +167,7 @@ func (d *disk) Create(name string, category vfs.DiskWriteCategory) (vfs.File, er
 		})
 	}
 	wrapped := d.wrap(f, name, kind, category)
-	if df, ok := wrapped.(*diskFile); ok && df.wal != nil && d.walZeroAhead > 0 {
-		df.tail = &walTail{} // a new, empty log: its writes go over zeros (walzero.go)
-	}
+	d.overZeros(wrapped, false)
 	return wrapped, err
 }
 
@@ -224,12 +222,7 @@ func (d *disk) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCate
 		})
 	}
 	wrapped := d.wrap(f, newname, kind, category)
-	if df, ok := wrapped.(*diskFile); ok && df.wal != nil && d.walZeroAhead > 0 {
-		if info, err := f.Stat(); err == nil {
-			// A recycled log, rewritten from its start: its old records are written blocks.
-			df.tail = &walTail{zeroed: info.Size()}
-		}
-	}
+	d.overZeros(wrapped, true)
 	return wrapped, err
 }
 

@@ -103,10 +103,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	case fs == nil:
 		fs = vfs.Default
 	}
-	if opts.InMemory {
-		return openStore(dir, fs, false) // nothing to journal: zeros would only cost
-	}
-	return open(dir, fs)
+	return openStore(dir, fs, !opts.InMemory) // in memory, nothing to journal: zeros would only cost
 }
 
 // Waiting on Pebble is bounded: a write that has not finished after writeTimeout is answered
