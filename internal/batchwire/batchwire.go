@@ -1,8 +1,9 @@
-// Package batchwire converts the body of an entity group transaction ($batch) between its wire
-// form — a MIME multipart/mixed document whose innermost parts are whole HTTP requests or
-// responses — and plain Go values. It knows nothing of tables or entities: it does not route
-// URLs, apply X-HTTP-Method, read JSON or execute anything. shared/spec/batch.md is the
-// reference for every byte written or accepted here.
+// Package batchwire converts the body of an entity group transaction ($batch) and of a Blob
+// Batch (flat.go) between its wire form — a MIME multipart/mixed document whose innermost
+// parts are whole HTTP requests or responses — and plain Go values. It knows nothing of tables,
+// entities or blobs: it does not route URLs, apply X-HTTP-Method, read JSON or execute
+// anything. shared/spec/batch.md (and blob.md §16) is the reference for every byte written or
+// accepted here.
 package batchwire
 
 import (
