@@ -59,6 +59,12 @@ var (
 	OpGetBlockList       = publicBlobOp("Get Block List", "r")
 	OpGetPageRanges      = publicBlobOp("Get Page Ranges", "r")
 	OpReadCopySourceBlob = blobOp("Read Copy Source", "r") // the source of a copy, by the same credential
+
+	// OpSubmitBatch is a Blob Batch's own request (blob.md §16). Each of its sub-requests is
+	// authorized on its own, so the batch needs only a credential for its scope: an account
+	// key, a bearer token, an account SAS, or, for a container's batch, a SAS of that
+	// container (its signature names the container, so no other gets this far).
+	OpSubmitBatch = &Operation{Name: "Blob Batch", Service: Blob, Permissions: []string{}, ServicePermissions: []string{}}
 )
 
 func blobServiceOp(name string, letters string) *Operation {
@@ -95,6 +101,10 @@ type blobSAS struct {
 }
 
 func (s *blobSAS) covers(op *Operation, t Target) error {
+	if op == OpSubmitBatch && t.Name == "" {
+		// As recorded from the real service for a container SAS on the account's batch.
+		return authenticationFailed("The specified signed resource is not allowed for this resource level")
+	}
 	if op.ResourceType == 0 {
 		return nil
 	}

@@ -50,6 +50,9 @@ const (
 	PreviousSnapshotNotFound              Code = "PreviousSnapshotNotFound"
 	InvalidTag                            Code = "InvalidTag"
 	SequenceNumberIncrementTooLarge       Code = "SequenceNumberIncrementTooLarge"
+	// Blob Batch's refusals of a batch as a whole (recorded from the real service).
+	ExceedsMaxBatchRequestCount        Code = "ExceedsMaxBatchRequestCount"
+	AllBatchSubRequestsShouldBeSameAPI Code = "AllBatchSubRequestsShouldBeSameApi"
 )
 
 func init() {
@@ -60,6 +63,8 @@ func init() {
 
 var blobDefaults = map[Code]defaultOf{
 	ContainerNotFound:                     {404, "The specified container does not exist."},
+	ExceedsMaxBatchRequestCount:           {400, "The batch operation exceeds maximum number of allowed subrequests."},
+	AllBatchSubRequestsShouldBeSameAPI:    {400, "All batch subrequests should be the same api."},
 	ContainerAlreadyExists:                {409, "The specified container already exists."},
 	BlobNotFound:                          {404, "The specified blob does not exist."},
 	BlobAlreadyExists:                     {409, "The specified blob already exists."},

@@ -66,6 +66,13 @@ func (s *Service) retention(ctx context.Context, account string) (serviceprops.D
 	return p.DeleteRetentionPolicy, nil
 }
 
+// DeletesSoftly reports whether the account's deletions are soft (its delete retention policy
+// is on), which Delete Blob's x-ms-delete-type-permanent answers.
+func (s *Service) DeletesSoftly(ctx context.Context, account string) (bool, error) {
+	r, err := s.retention(ctx, account)
+	return r.Enabled, err
+}
+
 // retained reports whether b is a soft-deleted record still within its retention at now.
 func (b *blobRecord) retained(now time.Time) bool {
 	return b.Deleted != 0 && now.UnixNano() < b.Expires

@@ -340,6 +340,9 @@ func (s *Server) deleteBlob(rq *request) error {
 	if err := s.svc.DeleteBlob(rq.ctx, rq.path(), d, leaseID(h), conditions(h, "")); err != nil {
 		return err
 	}
+	if soft, err := s.svc.DeletesSoftly(rq.ctx, rq.Account); err == nil {
+		rq.W.Header()["x-ms-delete-type-permanent"] = []string{strconv.FormatBool(!soft)}
+	}
 	return rq.done(http.StatusAccepted)
 }
 

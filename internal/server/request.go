@@ -30,6 +30,8 @@ type Request struct {
 	Version   string
 	Account   string
 	Secondary bool // addressed as {account}-secondary
+	// PathStyle says the account was named by the first path segment, not by the host.
+	PathStyle bool
 	// Path is the resource path after the account, still percent-encoded, starting with '/'.
 	Path string
 	// BaseURL is the service root as the client addresses it, e.g.
@@ -144,7 +146,7 @@ func (rq *Request) ResolveAccount(accounts Accounts) error {
 	if name == "" {
 		return azerr.Newf(azerr.ResourceNotFound, "The specified resource does not exist. No account named %q is hosted here (path-style URLs start with /{account}/).", seg)
 	}
-	rq.Account, rq.Secondary, rq.Path = name, secondary, "/"+rest
+	rq.Account, rq.Secondary, rq.Path, rq.PathStyle = name, secondary, "/"+rest, true
 	rq.rec.account = name
 	rq.BaseURL = scheme + "://" + r.Host + "/" + seg
 	return nil
