@@ -83,6 +83,12 @@ func (s *Server) routeService(rq *request, restype, comp, method string) error {
 		if method == http.MethodGet {
 			return s.run(rq, auth.OpFindBlobsByTags, s.findBlobsByTags)
 		}
+	case comp == "batch" && (restype == "" || restype == "container"):
+		// restype=container without a container is the JS SDK's account batch in path
+		// style: its client takes the account's path for a container's.
+		if method == http.MethodPost {
+			return s.run(rq, auth.OpSubmitBatch, func(rq *request) error { return s.submitBatch(rq, "") })
+		}
 	default:
 		return unknownOperation(rq, restype, comp)
 	}
@@ -136,6 +142,13 @@ func (s *Server) routeContainer(rq *request, comp, method string) error {
 	case "undelete":
 		if method == http.MethodPut {
 			return s.run(rq, auth.OpRestoreContainer, s.restoreContainer)
+		}
+	case "batch":
+		if !rq.atLeast(versionContainerBatch) {
+			return unknownOperation(rq, "container", comp)
+		}
+		if method == http.MethodPost {
+			return s.run(rq, auth.OpSubmitBatch, func(rq *request) error { return s.submitBatch(rq, rq.container) })
 		}
 	default:
 		return unknownOperation(rq, "container", comp)
