@@ -373,6 +373,25 @@ const oddTree = [];
 for await (const item of container.listBlobsByHierarchy("/", { prefix: "odd/" })) oddTree.push(item.name);
 assert.deepEqual(oddTree, [odd]);
 
+// ---- Blob Batch: the account's batch client (which, in path style, the SDK sends as a
+// container batch without a container), deletes that succeed and one that fails alone; then a
+// container's batch of Set Blob Tier.
+const batched = ["batch/one", "batch/two with space", "batch/three"].map((n) => container.getBlockBlobClient(n));
+for (const b of batched) await b.upload("b", 1);
+await batched[0].createSnapshot();
+const deleted = await service.getBlobBatchClient().deleteBlobs(
+  [batched[0], batched[1], container.getBlobClient("batch/missing")], { deleteSnapshots: "include" });
+assert.equal(deleted._response.status, 202);
+assert.equal(deleted.subResponsesSucceededCount, 2);
+assert.equal(deleted.subResponsesFailedCount, 1);
+assert.deepEqual(deleted.subResponses.map((r) => [r.status, r.errorCode]),
+  [[202, undefined], [202, undefined], [404, "BlobNotFound"]]);
+assert.deepEqual((await collect(container.listBlobsFlat({ prefix: "batch/", includeSnapshots: true }))).map((b) => b.name),
+  ["batch/three"]);
+const tiered = await container.getBlobBatchClient().setBlobsAccessTier([batched[2]], "Cool");
+assert.deepEqual(tiered.subResponses.map((r) => r.status), [200]);
+assert.equal((await batched[2].getProperties()).accessTier, "Cool");
+
 await container.delete();
 await refused(container.getProperties(), 404, "ContainerNotFound");
 console.log("js blob sdk smoke: ok");
