@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/batchwire"
 	"github.com/tabula-dev/tabula/internal/server"
@@ -203,27 +202,11 @@ func (s *Server) runSubRequest(batch *request, sub subRequest) batchwire.PartRes
 		w.header["x-ms-version"] = batch.W.Header()["x-ms-version"]
 	}
 	rq.Account, rq.Secondary, rq.PathStyle, rq.BaseURL, rq.Path = batch.Account, batch.Secondary, batch.PathStyle, batch.BaseURL, sub.resource
-	err := s.serveSubRequest(rq)
+	err := s.serveAddressed(rq)
 	if err != nil {
 		server.WriteXMLError(&rq.Request, err, rq.log)
 	}
 	return w.part(p.ContentID, err)
-}
-
-// serveSubRequest is serve for a sub-request, whose account, version and CORS are the batch's.
-func (s *Server) serveSubRequest(rq *request) error {
-	if err := server.CheckVersion(rq.Version); err != nil {
-		return err
-	}
-	if err := parsePath(rq); err != nil {
-		return err
-	}
-	grant, err := s.auth.Authenticate(rq.ctx, rq.AuthRequest(auth.Blob))
-	if err != nil {
-		return err
-	}
-	rq.grant = grant
-	return s.route(rq)
 }
 
 // batchRefused answers the batch as a whole with err: 202 and one part without Content-ID

@@ -83,6 +83,12 @@ func (s *Server) serve(rq *request) error {
 			server.ApplyCORS(&rq.Request, props.Cors)
 		}
 	}
+	return s.serveAddressed(rq)
+}
+
+// serveAddressed serves a request whose account is known: a request after serve's account
+// and CORS steps, or a batch's sub-request, which takes the batch's.
+func (s *Server) serveAddressed(rq *request) error {
 	if err := server.CheckVersion(rq.Version); err != nil {
 		return err
 	}
