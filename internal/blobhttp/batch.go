@@ -56,6 +56,8 @@ func (s *Server) submitBatch(rq *request, container string) error {
 	if err != nil {
 		return s.batchRefused(rq, err)
 	}
+	// Read once here: the batch's ResponseWriter is not for the workers to touch.
+	version := rq.W.Header()["x-ms-version"]
 	responses := make([]batchwire.PartResponse, len(subs))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -64,7 +66,7 @@ func (s *Server) submitBatch(rq *request, container string) error {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				responses[i] = s.runSubRequest(rq, subs[i])
+				responses[i] = s.runSubRequest(rq, version, subs[i])
 			}
 		}()
 	}
@@ -165,7 +167,8 @@ func (s *Server) subRequestPath(rq *request, u *url.URL) (resource, signed strin
 
 // runSubRequest serves one sub-request as the request it embeds, through the same
 // authentication, routing and handlers as any request, and returns its answer as a part.
-func (s *Server) runSubRequest(batch *request, sub subRequest) batchwire.PartResponse {
+// version is the x-ms-version the batch answers with.
+func (s *Server) runSubRequest(batch *request, version []string, sub subRequest) batchwire.PartResponse {
 	p := sub.part
 	header := p.Header.Clone()
 	var length int64
@@ -199,7 +202,7 @@ func (s *Server) runSubRequest(batch *request, sub subRequest) batchwire.PartRes
 		// SDKs strip x-ms-version from sub-requests (it is not signed): they run at the
 		// batch's version.
 		rq.Version = batch.Version
-		w.header["x-ms-version"] = batch.W.Header()["x-ms-version"]
+		w.header["x-ms-version"] = version
 	}
 	rq.Account, rq.Secondary, rq.PathStyle, rq.BaseURL, rq.Path = batch.Account, batch.Secondary, batch.PathStyle, batch.BaseURL, sub.resource
 	err := s.serveAddressed(rq)
