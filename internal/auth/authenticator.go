@@ -95,6 +95,10 @@ type Request struct {
 	RawPath string     // the path exactly as received (percent-encoded), incl. the account segment in path-style
 	Query   url.Values // decoded query parameters
 	Header  http.Header
+	// Version is the x-ms-version the request is served at: its header's, or, for a Blob
+	// Batch's sub-request, which carries none (SDKs strip it before signing), the batch's.
+	// Empty means the header's.
+	Version string
 	// ContentLength is the body's declared length (-1 unknown). net/http moves Content-Length
 	// out of Header, and the Blob and Queue string-to-sign includes it.
 	ContentLength int64
@@ -139,7 +143,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *Request) (*Grant, e
 	if r.Query.Has("sig") {
 		return a.authenticateSAS(ctx, r)
 	}
-	version := r.Header.Get("x-ms-version")
+	version := r.version()
 	switch r.Service {
 	case Blob:
 		return &Grant{account: r.Account, anonymous: true, version: version}, nil
@@ -150,6 +154,13 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *Request) (*Grant, e
 		return nil, azerr.New(azerr.AuthenticationFailed)
 	}
 	return nil, anonymous(version)
+}
+
+func (r *Request) version() string {
+	if r.Version != "" {
+		return r.Version
+	}
+	return r.Header.Get("X-Ms-Version")
 }
 
 // authenticateHeader handles "Authorization: <scheme> <credentials>".

@@ -76,7 +76,7 @@ func (a *Authenticator) authenticateBearer(ctx context.Context, r *Request, toke
 	if !r.Secure {
 		return nil, bearerChallenge("Bearer tokens are accepted over HTTPS only.")
 	}
-	if v := r.Header.Get("X-Ms-Version"); v < oauthMinVersion {
+	if v := r.version(); v < oauthMinVersion {
 		return nil, azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: bearer tokens need x-ms-version %s or later, not %q.", oauthMinVersion, v)
 	}
 	c, err := a.tokenClaims(ctx, token)

@@ -75,3 +75,64 @@ func TestUserDelegationSASThroughTheGoSDK(t *testing.T) {
 		t.Fatalf("a user delegation key for an account key: %v", err)
 	}
 }
+
+// A Blob Batch with a bearer token: each sub-request carries the token too and is judged by
+// its roles on its own. A reader's batch is accepted, and each of its deletes refused.
+func TestBlobBatchWithBearerTokens(t *testing.T) {
+	s := startHTTPSServer(t)
+	ctx := context.Background()
+	opts := &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Transport: s.client, Retry: policy.RetryOptions{MaxRetries: -1}}}
+	client := func(claims map[string]any) *azblob.Client {
+		t.Helper()
+		c, err := azblob.NewClient("https://"+s.blobAddr+"/devstoreaccount1", tokenCredential{t, s.key, claims}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	owner := client(entraClaims())
+	if _, err := owner.CreateContainer(ctx, "batched", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, err := owner.UploadBuffer(ctx, "batched", name, []byte(name), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit := func(c *azblob.Client) []*service.BatchResponseItem {
+		t.Helper()
+		bb, err := c.ServiceClient().NewBatchBuilder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"a", "b"} {
+			if err := bb.Delete("batched", name, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := c.ServiceClient().SubmitBatch(ctx, bb, nil)
+		if err != nil {
+			t.Fatalf("SubmitBatch: %v", err)
+		}
+		return resp.Responses
+	}
+	reader := client(with(entraClaims(), "roles", []string{"Storage Blob Data Reader"}))
+	for i, r := range submit(reader) {
+		if !bloberror.HasCode(r.Error, bloberror.AuthorizationPermissionMismatch) {
+			t.Errorf("reader's delete %d: %v", i, r.Error)
+		}
+	}
+	for i, r := range submit(owner) {
+		if r.Error != nil {
+			t.Errorf("owner's delete %d: %v", i, r.Error)
+		}
+	}
+	pager := owner.NewListBlobsFlatPager("batched", nil)
+	page, err := pager.NextPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(page.Segment.BlobItems); n != 0 {
+		t.Errorf("%d blobs left after the owner's batch", n)
+	}
+}

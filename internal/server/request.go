@@ -188,6 +188,7 @@ func (rq *Request) AuthRequest(service auth.Service) *auth.Request {
 		RawPath:       r.URL.EscapedPath(),
 		Query:         rq.Query,
 		Header:        r.Header,
+		Version:       rq.Version,
 		ContentLength: r.ContentLength,
 		Account:       rq.Account,
 		Path:          path,
