@@ -110,7 +110,7 @@ func (s *Server) checkBatch(rq *request, container string, parts []batchwire.Par
 	for i, p := range parts {
 		kind := subRequestKind(p)
 		if kind == 0 {
-			return nil, azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid. Sub-request %d is %s %s; a batch holds Delete Blob or Set Blob Tier (PUT ?comp=tier) requests only.", i, p.Method, p.RawTarget)
+			return nil, azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid. Sub-request %d is %s %s; a batch holds Delete Blob or Set Blob Tier (PUT ?comp=tier) requests only.", i, p.Method, p.URL.EscapedPath())
 		}
 		if i == 0 {
 			first = kind
@@ -122,7 +122,7 @@ func (s *Server) checkBatch(rq *request, container string, parts []batchwire.Par
 		if container != "" {
 			name, _, _ := strings.Cut(strings.TrimPrefix(sub.resource, "/"), "/")
 			if decoded, err := url.PathUnescape(name); err != nil || decoded != container {
-				return nil, azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid. Sub-request %d addresses %s, outside container %q whose batch this is.", i, p.RawTarget, container)
+				return nil, azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid. Sub-request %d addresses %s, outside container %q whose batch this is.", i, p.URL.EscapedPath(), container)
 			}
 		}
 		subs[i] = sub
