@@ -3,6 +3,7 @@ package blobhttp
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -35,6 +36,13 @@ const (
 	batchDelete batchKind = iota + 1
 	batchSetTier
 )
+
+func (k batchKind) String() string {
+	if k == batchSetTier {
+		return "Set Blob Tier"
+	}
+	return "Delete Blob"
+}
 
 // submitBatch serves a batch of the account (container "") or of one container. Faults of
 // the batch as a whole (a malformed body, no sub-request, too many, mixed operations, a
@@ -75,6 +83,14 @@ func (s *Server) submitBatch(rq *request, container string) error {
 	}
 	close(work)
 	wg.Wait()
+	failed := 0
+	for _, r := range responses {
+		if r.Status >= 300 {
+			failed++
+		}
+	}
+	// The batch's log line says what it held; its sub-requests get none of their own.
+	rq.NoteAttrs(slog.String("batch_op", subs[0].kind.String()), slog.Int("sub_requests", len(subs)), slog.Int("sub_failed", failed))
 	contentType, out := batchwire.EncodePartsResponse(responses)
 	return writeBatchResponse(rq, contentType, out)
 }
@@ -90,6 +106,7 @@ func readBatchBody(rq *request) ([]byte, error) {
 // subRequest is one sub-request of a batch, checked and ready to run.
 type subRequest struct {
 	part batchwire.Part
+	kind batchKind
 	// resource is the path after the account it addresses, percent-encoded ("/c/b");
 	// signed is the path as the request line wrote it, which is what a SharedKey signed.
 	resource, signed string
@@ -117,7 +134,7 @@ func (s *Server) checkBatch(rq *request, container string, parts []batchwire.Par
 		} else if kind != first {
 			return nil, azerr.New(azerr.AllBatchSubRequestsShouldBeSameAPI)
 		}
-		sub := subRequest{part: p}
+		sub := subRequest{part: p, kind: kind}
 		sub.resource, sub.signed = s.subRequestPath(rq, p.URL)
 		if container != "" {
 			name, _, _ := strings.Cut(strings.TrimPrefix(sub.resource, "/"), "/")
