@@ -89,7 +89,7 @@ func (s *Server) submitBatch(rq *request, container string) error {
 			failed++
 		}
 	}
-	// The batch's log line says what it held; its sub-requests get none of their own.
+	// The batch's log line says what it held (each sub-request has its own line too).
 	rq.NoteAttrs(slog.String("batch_op", subs[0].kind.String()), slog.Int("sub_requests", len(subs)), slog.Int("sub_failed", failed))
 	contentType, out := batchwire.EncodePartsResponse(responses)
 	return writeBatchResponse(rq, contentType, out)
@@ -214,7 +214,7 @@ func (s *Server) runSubRequest(batch *request, version []string, sub subRequest)
 
 	w := &partWriter{header: make(http.Header, 8)}
 	rq := &request{ctx: batch.ctx, log: batch.log}
-	server.Begin(&rq.Request, w, r, defaultVersion)
+	batch.BeginPart(&rq.Request, w, r, defaultVersion)
 	if rq.Version == "" {
 		// SDKs strip x-ms-version from sub-requests (it is not signed): they run at the
 		// batch's version.
@@ -226,7 +226,9 @@ func (s *Server) runSubRequest(batch *request, version []string, sub subRequest)
 	if err != nil {
 		server.WriteXMLError(&rq.Request, err, rq.log)
 	}
-	return w.part(p.ContentID, err)
+	part := w.part(p.ContentID, err)
+	batch.FinishPart(&rq.Request, part.Status, int64(len(part.Body)))
+	return part
 }
 
 // batchRefused answers the batch as a whole with err: 202 and one part without Content-ID

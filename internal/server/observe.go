@@ -57,6 +57,10 @@ type record struct {
 	attrs     []slog.Attr
 
 	faults *faults.Set
+	// log is where the request's line goes, for the parts it carries (BeginPart); start is
+	// when a part began.
+	log   *RequestLog
+	start time.Time
 	// after is a fault to inject once the handler has applied the operation; its answer is
 	// then discarded.
 	after *faults.Hit
@@ -71,7 +75,7 @@ func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) 
 		rw := &responseRecorder{ResponseWriter: w}
 		rw.conn, _ = r.Context().Value(azureConnKey{}).(*azureConn)
 		rec := &rw.rec
-		rec.service = service
+		rec.service, rec.log = service, log
 		if !faultSet.Empty() {
 			rec.faults = faultSet
 		}
@@ -103,54 +107,74 @@ func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) 
 // finish counts a request and writes its log line. A request whose connection a fault closed
 // (aborted) counts with status 0.
 func finish(w http.ResponseWriter, r *http.Request, rw *responseRecorder, rec *record, body *countingBody, start time.Time, log *RequestLog, aborted bool) {
-	service := rec.service
-	{
-		elapsed := time.Since(start)
-		status := rw.status
-		if status == 0 && !aborted {
-			status = http.StatusOK
-		}
-		var in int64
-		if body != nil {
-			in = body.n
-		}
-		counted := countersFor(service, rec.operation, status)
-		counted.requests.Inc()
-		counted.duration.Observe(elapsed.Seconds())
-		if in > 0 {
-			counted.requestBytes.Add(float64(in))
-		}
-		if rw.bytes > 0 {
-			counted.responseBytes.Add(float64(rw.bytes))
-		}
-		if !log.wants(status) {
-			return
-		}
-		attrs := append(make([]slog.Attr, 0, 12+len(rec.attrs)),
-			slog.String("request_id", rec.requestID),
-			slog.String("service", service),
-			slog.String("account", rec.account),
-			slog.String("op", rec.operation),
-			slog.String("resource", rec.resource),
-			slog.String("method", r.Method),
-			slog.Int("status", status),
-		)
-		if code := errorCode(w.Header()); code != "" {
-			attrs = append(attrs, slog.String("error", code))
-		}
-		attrs = append(attrs,
-			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
-			slog.Int64("in", in),
-			slog.Int64("out", rw.bytes),
-			slog.String("client", r.RemoteAddr),
-		)
-		attrs = append(attrs, rec.attrs...)
-		level := slog.LevelInfo
-		if status >= 500 || status == 0 {
-			level = slog.LevelWarn
-		}
-		log.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+	status := rw.status
+	if status == 0 && !aborted {
+		status = http.StatusOK
 	}
+	var in int64
+	if body != nil {
+		in = body.n
+	}
+	account(r, rec, status, errorCode(w.Header()), in, rw.bytes, time.Since(start), log)
+}
+
+// account adds one answered request to the metrics and, if log wants it, writes its line.
+func account(r *http.Request, rec *record, status int, errCode string, in, out int64, elapsed time.Duration, log *RequestLog) {
+	counted := countersFor(rec.service, rec.operation, status)
+	counted.requests.Inc()
+	counted.duration.Observe(elapsed.Seconds())
+	if in > 0 {
+		counted.requestBytes.Add(float64(in))
+	}
+	if out > 0 {
+		counted.responseBytes.Add(float64(out))
+	}
+	if !log.wants(status) {
+		return
+	}
+	attrs := append(make([]slog.Attr, 0, 12+len(rec.attrs)),
+		slog.String("request_id", rec.requestID),
+		slog.String("service", rec.service),
+		slog.String("account", rec.account),
+		slog.String("op", rec.operation),
+		slog.String("resource", rec.resource),
+		slog.String("method", r.Method),
+		slog.Int("status", status),
+	)
+	if errCode != "" {
+		attrs = append(attrs, slog.String("error", errCode))
+	}
+	attrs = append(attrs,
+		slog.Float64("ms", float64(elapsed.Microseconds())/1000),
+		slog.Int64("in", in),
+		slog.Int64("out", out),
+		slog.String("client", r.RemoteAddr),
+	)
+	attrs = append(attrs, rec.attrs...)
+	level := slog.LevelInfo
+	if status >= 500 || status == 0 {
+		level = slog.LevelWarn
+	}
+	log.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// BeginPart starts part, a request carried inside rq (a Blob Batch's sub-request), answered
+// through w: as Begin does, except that it is counted and logged on its own, under rq's
+// service and account and its own operation, by FinishPart. Fault rules do not reach it.
+func (rq *Request) BeginPart(part *Request, w http.ResponseWriter, r *http.Request, defaultVersion string) {
+	Begin(part, w, r, defaultVersion)
+	part.rec = &record{service: rq.rec.service, requestID: part.ID, account: rq.rec.account, log: rq.rec.log, start: time.Now()}
+}
+
+// FinishPart counts a part begun with BeginPart, answered with status, and writes its log
+// line (with the batch's request id as parent).
+func (rq *Request) FinishPart(part *Request, status int, out int64) {
+	rec := part.rec
+	if rec.log == nil {
+		return // not observed: a handler driven directly by a test
+	}
+	rec.attrs = append(rec.attrs, slog.String("parent", rq.ID))
+	account(part.R, rec, status, errorCode(part.W.Header()), 0, out, time.Since(rec.start), rec.log)
 }
 
 // errorCode is the response's x-ms-error-code, which handlers may have set under its

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -28,6 +29,15 @@ func notingHandler(w http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(r.URL.Path, "/fail") {
 		WriteXMLError(rq, azerr.New(azerr.ResourceNotFound), quiet)
 		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/parts") {
+		// A request that carries another (as a Blob Batch does), answered on its own.
+		part := &Request{}
+		pw := httptest.NewRecorder()
+		rq.BeginPart(part, pw, httptest.NewRequest("DELETE", "/box/thing", nil), "2021-08-06")
+		part.Note("Delete Thing", "box")
+		WriteXMLError(part, azerr.New(azerr.ResourceNotFound), quiet)
+		rq.FinishPart(part, pw.Code, int64(pw.Body.Len()))
 	}
 	w.Write([]byte("done"))
 }
@@ -94,6 +104,24 @@ func TestOneLogLinePerRequest(t *testing.T) {
 	}
 	if failed["status"] != 404.0 || failed["error"] != "ResourceNotFound" {
 		t.Errorf("failed line %v", failed)
+	}
+}
+
+// A request carried inside another (BeginPart) gets a line of its own, naming its parent.
+func TestPartsGetTheirOwnLogLine(t *testing.T) {
+	lines := logLines(t, func(l *slog.Logger) *RequestLog { return &RequestLog{Logger: l} }, "/devstoreaccount1/box/parts")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %v", len(lines), lines)
+	}
+	part, outer := lines[0], lines[1]
+	for k, want := range map[string]any{"op": "Delete Thing", "method": "DELETE", "status": 404.0, "error": "ResourceNotFound",
+		"account": "devstoreaccount1", "service": "blob", "parent": outer["request_id"]} {
+		if part[k] != want {
+			t.Errorf("%s = %v, want %v (line %v)", k, part[k], want, part)
+		}
+	}
+	if part["request_id"] == outer["request_id"] || outer["op"] != "Put Thing" || outer["status"] != 200.0 {
+		t.Errorf("lines %v", lines)
 	}
 }
 
