@@ -57,8 +57,8 @@ type record struct {
 	attrs     []slog.Attr
 
 	faults *faults.Set
-	// log is where the request's line goes, for the parts it carries (BeginPart); start is
-	// when a part began.
+	// log is where the request's line goes (nil: nowhere), for the parts it carries
+	// (BeginPart); start is when a part began.
 	log   *RequestLog
 	start time.Time
 	// after is a fault to inject once the handler has applied the operation; its answer is
@@ -170,7 +170,7 @@ func (rq *Request) BeginPart(part *Request, w http.ResponseWriter, r *http.Reque
 // line (with the batch's request id as parent).
 func (rq *Request) FinishPart(part *Request, status int, out int64) {
 	rec := part.rec
-	if rec.log == nil {
+	if rec.service == "" {
 		return // not observed: a handler driven directly by a test
 	}
 	rec.attrs = append(rec.attrs, slog.String("parent", rq.ID))
