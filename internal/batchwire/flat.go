@@ -3,6 +3,7 @@ package batchwire
 import (
 	"bytes"
 	"io"
+	"net/textproto"
 	"strconv"
 	"strings"
 
@@ -97,7 +98,8 @@ type PartResponse struct {
 	// Reason follows the status code on the status line. The Blob service puts its error
 	// message there; success answers carry the standard phrase.
 	Reason string
-	// Header lines are written in this order, names as given.
+	// Header lines are written in this order, each name in Azure's spelling whatever its
+	// case here (lower-case x-ms- names, ETag).
 	Header []HeaderLine
 	Body   []byte
 }
@@ -135,7 +137,7 @@ func encodePartsResponse(responses []PartResponse, boundary string) (string, []b
 		b = appendReason(b, r.Reason)
 		b = append(b, "\r\n"...)
 		for _, h := range r.Header {
-			b = appendHeader(b, h.Name, h.Value)
+			b = appendHeader(b, wireName(textproto.CanonicalMIMEHeaderKey(h.Name)), h.Value)
 		}
 		b = append(b, "\r\n"...)
 		if len(r.Body) > 0 {

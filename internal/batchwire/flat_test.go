@@ -92,11 +92,11 @@ func TestDecodeParts(t *testing.T) {
 
 // TestEncodePartsResponse checks the layout byte for byte against the real service's
 // (recorded): parts with Content-Type and Content-ID only, the status line with the given
-// reason, headers in the given order, a blank line, the body and its CRLF, and nothing after
+// reason, headers in the given order and Azure's spelling, a blank line, the body and its CRLF, and nothing after
 // the close delimiter.
 func TestEncodePartsResponse(t *testing.T) {
 	ct, body := encodePartsResponse([]PartResponse{
-		{ContentID: "0", Status: 202, Reason: "Accepted", Header: []HeaderLine{{"x-ms-delete-type-permanent", "true"}, {"x-ms-request-id", "r0"}, {"x-ms-version", "2025-01-05"}, {"Server", "Tabula"}}},
+		{ContentID: "0", Status: 202, Reason: "Accepted", Header: []HeaderLine{{"X-Ms-Delete-Type-Permanent", "true"}, {"Etag", `"0x1"`}, {"x-ms-request-id", "r0"}, {"x-ms-version", "2025-01-05"}, {"Server", "Tabula"}}},
 		{ContentID: "1", Status: 404, Reason: "The specified blob does not exist.\r\nInjected: x", Header: []HeaderLine{{"x-ms-error-code", "BlobNotFound"}, {"Content-Length", "5"}}, Body: []byte("<x/>!")},
 		{Status: 400, Reason: "One of the request inputs is not valid."},
 	}, "batchresponse_x")
@@ -104,7 +104,7 @@ func TestEncodePartsResponse(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 	want := "--batchresponse_x\r\nContent-Type: application/http\r\nContent-ID: 0\r\n\r\n" +
-		"HTTP/1.1 202 Accepted\r\nx-ms-delete-type-permanent: true\r\nx-ms-request-id: r0\r\nx-ms-version: 2025-01-05\r\nServer: Tabula\r\n\r\n" +
+		"HTTP/1.1 202 Accepted\r\nx-ms-delete-type-permanent: true\r\nETag: \"0x1\"\r\nx-ms-request-id: r0\r\nx-ms-version: 2025-01-05\r\nServer: Tabula\r\n\r\n" +
 		"--batchresponse_x\r\nContent-Type: application/http\r\nContent-ID: 1\r\n\r\n" +
 		"HTTP/1.1 404 The specified blob does not exist.  Injected: x\r\nx-ms-error-code: BlobNotFound\r\nContent-Length: 5\r\n\r\n<x/>!\r\n" +
 		"--batchresponse_x\r\nContent-Type: application/http\r\n\r\n" +

@@ -70,13 +70,11 @@ func (s *Server) submitBatch(rq *request, container string) error {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(batchWorkers, len(subs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range work {
 				responses[i] = s.runSubRequest(rq, version, subs[i])
 			}
-		}()
+		})
 	}
 	for i := range subs {
 		work <- i
@@ -239,12 +237,11 @@ func (s *Server) batchRefused(rq *request, err error) error {
 		return err
 	}
 	w := &partWriter{header: make(http.Header, 8)}
-	for _, name := range []string{"x-ms-request-id", "x-ms-version", "x-ms-client-request-id"} {
+	for _, name := range []string{"x-ms-request-id", "x-ms-version", "x-ms-client-request-id", "Server"} {
 		if v, ok := rq.W.Header()[name]; ok {
 			w.header[name] = v
 		}
 	}
-	w.header["Server"] = rq.W.Header()["Server"]
 	errRq := rq.Request
 	errRq.W = w
 	server.WriteXMLError(&errRq, e, rq.log)
@@ -316,7 +313,7 @@ func (w *partWriter) part(contentID string, err error) batchwire.PartResponse {
 	sort.Strings(own)
 	for _, k := range own {
 		for _, v := range h[k] {
-			lines = append(lines, batchwire.HeaderLine{Name: wireHeaderName(k), Value: v})
+			lines = append(lines, batchwire.HeaderLine{Name: k, Value: v})
 		}
 	}
 	for _, k := range partTrailingHeaders {
@@ -327,12 +324,4 @@ func (w *partWriter) part(contentID string, err error) batchwire.PartResponse {
 		lines = append(lines, batchwire.HeaderLine{Name: k, Value: vs[0]})
 	}
 	return batchwire.PartResponse{ContentID: contentID, Status: status, Reason: reason, Header: lines, Body: w.body.Bytes()}
-}
-
-// wireHeaderName spells a header as Azure does: x-ms- names in lower case.
-func wireHeaderName(k string) string {
-	if len(k) > 5 && strings.EqualFold(k[:5], "x-ms-") {
-		return strings.ToLower(k)
-	}
-	return k
 }
