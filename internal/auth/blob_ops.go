@@ -115,7 +115,7 @@ func (s *blobSAS) covers(op *Operation, t Target) error {
 		return nil // any blob in the container, and List Blobs
 	}
 	if op.ResourceType != 'o' {
-		return azerr.New(azerr.AuthorizationResourceTypeMismatch)
+		return azerr.New(azerr.AuthorizationFailure) // as for any operation beyond a service SAS
 	}
 	if t.Blob != s.blob {
 		return authenticationFailed(fmt.Sprintf("The SAS is for blob %q, not %q.", s.blob, t.Blob))

@@ -191,12 +191,12 @@ func TestBlobSASReachesOnlyWhatItSigns(t *testing.T) {
 			t.Errorf("container SAS refused %v: %v", op, err)
 		}
 	}
-	// A service SAS never reaches the container's own properties, metadata, ACL or lifetime.
-	for _, op := range []*Operation{OpGetContainerProperties, OpDeleteContainer, OpSetContainerMetadata, OpCreateContainer} {
-		wantError(t, g.Authorize(op, Target{Name: "box"}), 403, azerr.AuthorizationResourceTypeMismatch)
+	// A service SAS never reaches the container's own properties, metadata, ACL or lifetime,
+	// nor the service: the real service's generic refusal, whatever the letters (the Go
+	// SDK's live tests: Create Container and Get Container Properties with a container SAS).
+	for _, op := range []*Operation{OpGetContainerProperties, OpDeleteContainer, OpSetContainerMetadata, OpCreateContainer, OpGetContainerACL, OpListContainers} {
+		wantError(t, g.Authorize(op, Target{Name: "box"}), 403, azerr.AuthorizationFailure)
 	}
-	wantError(t, g.Authorize(OpGetContainerACL, Target{Name: "box"}), 403, azerr.AuthorizationPermissionMismatch)
-	wantError(t, g.Authorize(OpListContainers, Target{}), 403, azerr.AuthorizationResourceTypeMismatch)
 	// Signed for one container, it does not verify on another.
 	if _, err := sasFor(t, Blob, "/other/any/blob.txt", containerSAS); err == nil {
 		t.Fatal("container SAS verified on another container")
@@ -211,7 +211,7 @@ func TestBlobSASReachesOnlyWhatItSigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantError(t, g.Authorize(OpPutBlob, Target{Name: "box", Blob: "a.txt"}), 403, azerr.AuthorizationPermissionMismatch)
-	wantError(t, g.Authorize(OpListBlobs, Target{Name: "box"}), 403, azerr.AuthorizationResourceTypeMismatch)
+	wantError(t, g.Authorize(OpListBlobs, Target{Name: "box"}), 403, azerr.AuthorizationFailure)
 	if _, err := sasFor(t, Blob, "/box/b.txt", blobSAS); err == nil {
 		t.Fatal("blob SAS verified on another blob")
 	}
@@ -247,10 +247,9 @@ func TestQueueSASCannotManageQueues(t *testing.T) {
 			t.Errorf("queue SAS refused %v: %v", op, err)
 		}
 	}
-	for _, op := range []*Operation{OpCreateQueue, OpDeleteQueue, OpSetQueueMetadata, OpClearMessages, OpListQueues} {
-		wantError(t, g.Authorize(op, Target{Name: "jobs"}), 403, azerr.AuthorizationResourceTypeMismatch)
+	for _, op := range []*Operation{OpCreateQueue, OpDeleteQueue, OpSetQueueMetadata, OpClearMessages, OpListQueues, OpSetQueueACL} {
+		wantError(t, g.Authorize(op, Target{Name: "jobs"}), 403, azerr.AuthorizationFailure)
 	}
-	wantError(t, g.Authorize(OpSetQueueACL, Target{Name: "jobs"}), 403, azerr.AuthorizationPermissionMismatch)
 }
 
 func TestSASWithARepeatedFieldIsRefused(t *testing.T) {

@@ -132,7 +132,7 @@ const sasGot = await viaSAS.receiveMessages();
 assert.equal(sasGot.receivedMessageItems[0].messageText, "from sas");
 const sasUpd = await viaSAS.updateMessage(sasGot.receivedMessageItems[0].messageId, sasGot.receivedMessageItems[0].popReceipt, "sas changed", 0);
 await viaSAS.deleteMessage(sasGot.receivedMessageItems[0].messageId, sasUpd.popReceipt);
-await rejects(viaSAS.clearMessages(), 403, "AuthorizationResourceTypeMismatch");
+await rejects(viaSAS.clearMessages(), 403, "AuthorizationFailure");
 const peekOnly = new QueueClient(await queue.generateSasUrl({ permissions: QueueSASPermissions.parse("r"), expiresOn: new Date(Date.now() + 3600e3) }), undefined, opts);
 await rejects(peekOnly.sendMessage("x"), 403, "AuthorizationPermissionMismatch");
 
