@@ -12,6 +12,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/server"
+	"github.com/tabula-dev/tabula/internal/structmsg"
 )
 
 // blobType reads x-ms-blob-type.
@@ -30,7 +31,7 @@ func blobType(h http.Header) (blob.BlobType, error) {
 
 func (s *Server) putBlob(rq *request) error {
 	h := rq.R.Header
-	size, err := contentLength(rq)
+	body, err := uploadContent(rq)
 	if err != nil {
 		return err
 	}
@@ -66,15 +67,16 @@ func (s *Server) putBlob(rq *request) error {
 	} else if h.Get("x-ms-blob-content-length") != "" {
 		return invalidHeader("x-ms-blob-content-length", h.Get("x-ms-blob-content-length"), "only page blobs take a size")
 	}
-	if err := bodyLimit(rq, "Put Blob", size); err != nil {
+	if err := bodyLimit(rq, "Put Blob", body.size); err != nil {
 		return err
 	}
-	b, sums, err := s.svc.PutBlob(rq.ctx, rq.path(), rq.R.Body, size, o)
+	b, sums, err := s.svc.PutBlob(rq.ctx, rq.path(), body, body.size, o)
 	if err != nil {
 		return err
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	body.answer(out)
 	if o.Type == blob.BlockBlob {
 		setChecksums(out, sums, true)
 	}
@@ -226,6 +228,10 @@ func (s *Server) getBlob(rq *request) error {
 	if r, ok := byteRange(h); ok {
 		o.Range = &r
 	}
+	structured, err := wantsStructured(rq)
+	if err != nil {
+		return err
+	}
 	d, err := s.svc.GetBlob(rq.ctx, rq.path(), o)
 	if err != nil {
 		return err
@@ -246,10 +252,17 @@ func (s *Server) getBlob(rq *request) error {
 		md5 = d.RangeMD5
 	}
 	setChecksums(out, blob.Checksums{MD5: md5, CRC64: d.RangeCRC64}, true)
+	copyBody := func() error { _, err := io.Copy(rq.W, d.Body); return err }
+	if structured {
+		out["Content-Length"] = []string{strconv.FormatInt(structmsg.EncodedLen(d.Count), 10)}
+		out["x-ms-structured-body"] = []string{structmsg.HeaderValue}
+		out["x-ms-structured-content-length"] = []string{strconv.FormatInt(d.Count, 10)}
+		copyBody = func() error { return structmsg.Encode(rq.W, d.Body, d.Count) }
+	}
 	rq.W.WriteHeader(status)
 	// A failure while streaming cannot change the status any more: the connection is cut,
 	// and the client sees a short body.
-	if _, err := io.Copy(rq.W, d.Body); err != nil {
+	if err := copyBody(); err != nil {
 		rq.log.Warn("blob download cut short", "request_id", rq.ID, "err", err)
 		panic(http.ErrAbortHandler)
 	}

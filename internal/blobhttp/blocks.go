@@ -33,22 +33,23 @@ func (s *Server) putBlock(rq *request) error {
 	if err != nil {
 		return err
 	}
-	size, err := contentLength(rq)
+	body, err := uploadContent(rq)
 	if err != nil {
 		return err
 	}
-	if err := bodyLimit(rq, "Put Block", size); err != nil {
+	if err := bodyLimit(rq, "Put Block", body.size); err != nil {
 		return err
 	}
 	sent, err := checksums(h)
 	if err != nil {
 		return err
 	}
-	sums, err := s.svc.PutBlock(rq.ctx, rq.path(), id, rq.R.Body, size, leaseID(h), sent)
+	sums, err := s.svc.PutBlock(rq.ctx, rq.path(), id, body, body.size, leaseID(h), sent)
 	if err != nil {
 		return err
 	}
 	out := rq.W.Header()
+	body.answer(out)
 	setChecksums(out, sums, sent.MD5 != nil)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)

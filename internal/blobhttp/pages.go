@@ -83,17 +83,18 @@ func (s *Server) putPage(rq *request) error {
 			return err
 		}
 	default:
-		size, err := contentLength(rq)
+		body, err := uploadContent(rq)
 		if err != nil {
 			return err
 		}
 		if o.Checksums, err = checksums(h); err != nil {
 			return err
 		}
-		b, sums, err = s.svc.PutPages(rq.ctx, rq.path(), r, rq.R.Body, size, o)
+		b, sums, err = s.svc.PutPages(rq.ctx, rq.path(), r, body, body.size, o)
 		if err != nil {
 			return err
 		}
+		body.answer(rq.W.Header())
 	}
 	if err != nil {
 		return err
@@ -179,22 +180,23 @@ func (s *Server) appendBlock(rq *request) error {
 			return err
 		}
 	} else {
-		size, err := contentLength(rq)
+		body, err := uploadContent(rq)
 		if err != nil {
 			return err
 		}
-		if size == 0 {
+		if body.size == 0 {
 			return invalidHeader("Content-Length", "0", "Append Block needs a body")
 		}
-		if err := bodyLimit(rq, "Append Block", size); err != nil {
+		if err := bodyLimit(rq, "Append Block", body.size); err != nil {
 			return err
 		}
 		if o.Checksums, err = checksums(h); err != nil {
 			return err
 		}
-		if res, err = s.svc.AppendBlock(rq.ctx, rq.path(), rq.R.Body, size, o); err != nil {
+		if res, err = s.svc.AppendBlock(rq.ctx, rq.path(), body, body.size, o); err != nil {
 			return err
 		}
+		body.answer(rq.W.Header())
 	}
 	out := rq.W.Header()
 	setETag(out, res.Blob.ETag, res.Blob.LastModified)
