@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 )
@@ -116,6 +117,13 @@ func (s *blobSAS) covers(op *Operation, t Target) error {
 	}
 	if op.ResourceType != 'o' {
 		return azerr.New(azerr.AuthorizationFailure) // as for any operation beyond a service SAS
+	}
+	if s.signedResource == "d" {
+		// The blob named like the directory, and every blob under it.
+		if t.Blob != s.blob && !strings.HasPrefix(t.Blob, s.blob+"/") {
+			return authenticationFailed(fmt.Sprintf("The SAS is for directory %q, not for blob %q.", s.blob, t.Blob))
+		}
+		return nil
 	}
 	if t.Blob != s.blob {
 		return authenticationFailed(fmt.Sprintf("The SAS is for blob %q, not %q.", s.blob, t.Blob))

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,7 @@ const (
 // that repeats one is refused rather than read by its first value, since the signature was
 // computed over one value and a proxy or client may have added the other.
 var sasFields = []string{"sv", "sp", "st", "se", "sip", "spr", "sig", "ss", "srt", "ses", "tn", "si",
-	"spk", "srk", "epk", "erk", "sr", "snapshot", "rscc", "rscd", "rsce", "rscl", "rsct"}
+	"spk", "srk", "epk", "erk", "sr", "sdd", "snapshot", "rscc", "rscd", "rsce", "rscl", "rsct"}
 
 // sasToken is a SAS as found in the query string. Field values are URL-decoded and "" when
 // absent: the string-to-sign cannot tell absent from empty, so neither can anything else.
@@ -135,10 +136,21 @@ func parseSAS(q url.Values, service Service, path string) (*sasToken, error) {
 				return nil, authenticationFailed(fmt.Sprintf("A SAS with sr=%s signs a blob, but the request addresses container %q.", t.sr, first))
 			}
 			t.blob = rest
+		case "d":
+			// A directory SAS signs the first sdd segments of the blob names it reaches.
+			depth, err := strconv.Atoi(q.Get("sdd"))
+			if err != nil || depth < 1 {
+				return nil, authenticationFailed(fmt.Sprintf("sdd %q is not a directory depth (1 or more); sr=d needs one.", q.Get("sdd")))
+			}
+			segments := strings.SplitN(rest, "/", depth+1)
+			if rest == "" || len(segments) < depth {
+				return nil, authenticationFailed(fmt.Sprintf("A SAS with sr=d and sdd=%d signs a directory %d deep, but the request addresses %q.", depth, depth, rest))
+			}
+			t.blob = strings.Join(segments[:depth], "/")
 		case "":
 			return nil, authenticationFailed("sr is mandatory. Cannot be empty")
 		default:
-			return nil, authenticationFailed(fmt.Sprintf("sr %q is not c, b, bs or bv.", t.sr))
+			return nil, authenticationFailed(fmt.Sprintf("sr %q is not c, b, bs, bv or d.", t.sr))
 		}
 		if first == "" {
 			return nil, authenticationFailed("A blob service SAS signs a container or blob, but the request addresses the service.")
