@@ -82,7 +82,9 @@ type Blob struct {
 	// blobs are then Hot).
 	AccessTier         string
 	AccessTierInferred bool
-	Tags               Tags
+	// AccessTierChanged is when Set Blob Tier last changed the tier (zero: never).
+	AccessTierChanged time.Time
+	Tags              Tags
 	// Uncommitted marks a listing entry for a blob that has only uncommitted blocks.
 	Uncommitted bool
 	// Deleted marks a soft-deleted blob or snapshot (listings with include=deleted): deleted
@@ -115,7 +117,9 @@ type blobRecord struct {
 	Sealed   bool       `json:"sealed,omitempty"`
 	Copy     *CopyState `json:"copy,omitempty"`
 	Tier     string     `json:"tier,omitempty"`
-	Tags     Tags       `json:"tags,omitempty"`
+	// TierChanged (Unix nanoseconds) is when Set Blob Tier last changed Tier.
+	TierChanged int64 `json:"tierChanged,omitempty"`
+	Tags        Tags  `json:"tags,omitempty"`
 	// Deleted (Unix nanoseconds) marks a soft-deleted blob or snapshot, kept until Expires
 	// (softdelete.go).
 	Deleted int64 `json:"deleted,omitempty"`
@@ -183,6 +187,9 @@ func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
 	}
 	if b.Type == BlockBlob && b.Tier == "" {
 		out.AccessTier, out.AccessTierInferred = "Hot", true
+	}
+	if b.TierChanged != 0 {
+		out.AccessTierChanged = time.Unix(0, b.TierChanged).UTC()
 	}
 	if b.Deleted != 0 {
 		out.Lease = LeaseInfo{}
@@ -567,12 +574,15 @@ func (s *Service) LeaseBlob(ctx context.Context, p Path, req LeaseRequest, cond 
 var accessTiers = map[string]string{"hot": "Hot", "cool": "Cool", "cold": "Cold", "archive": "Archive"}
 
 // SetBlobTier sets a block blob's (or snapshot's) access tier: Hot, Cool, Cold or Archive
-// (400 InvalidBlobTier otherwise; other blob kinds: 409 InvalidBlobType). The tier is kept
+// (another name is a malformed x-ms-access-tier, 400 InvalidHeaderValue, as the real service
+// answers; other blob kinds: 409 InvalidBlobType). The tier is kept
 // and reported; it changes neither ETag nor Last-Modified, and an Archive blob stays readable.
 func (s *Service) SetBlobTier(ctx context.Context, p Path, tier, leaseID string) error {
 	canonical, ok := accessTiers[strings.ToLower(tier)]
 	if !ok {
-		return azerr.Newf(azerr.InvalidBlobTier, "The specified blob tier is invalid. %q is not Hot, Cool, Cold or Archive.", tier)
+		e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-access-tier %q is not Hot, Cool, Cold or Archive.", tier)
+		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-access-tier"}, {Name: "HeaderValue", Value: tier}}
+		return e
 	}
 	return s.update(ctx, func() ([]store.Mutation, error) {
 		st, err := s.loadExisting(ctx, p)
@@ -587,7 +597,9 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, tier, leaseID string)
 		if st.b.Type != BlockBlob {
 			return nil, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Access tiers apply to block blobs.")
 		}
-		st.b.Tier = canonical
+		if st.b.Tier != canonical {
+			st.b.Tier, st.b.TierChanged = canonical, s.Now().UnixNano()
+		}
 		m, err := s.put(&st, &st.b)
 		return m, err
 	})
@@ -622,9 +634,10 @@ func tagText(s string) bool {
 }
 
 // SetBlobTags replaces a blob's index tags. Tags change neither ETag nor Last-Modified. A
-// lease id is optional but must match when given; ifTags (x-ms-if-tags) must hold for the
-// tags the blob has.
-func (s *Service) SetBlobTags(ctx context.Context, p Path, tags Tags, leaseID, ifTags string) error {
+// leased blob needs its lease id (412 LeaseIdMissing, as azblob's recorded tests see the real
+// service answer); cond (x-ms-if-tags against the tags the blob has, and the ETag and time
+// conditions) must hold: 412 ConditionNotMet.
+func (s *Service) SetBlobTags(ctx context.Context, p Path, tags Tags, leaseID string, cond Conditions) error {
 	if err := ValidateTags(tags); err != nil {
 		return err
 	}
@@ -634,14 +647,11 @@ func (s *Service) SetBlobTags(ctx context.Context, p Path, tags Tags, leaseID, i
 			return nil, err
 		}
 		if st.key.Row == rowBase {
-			if err := st.b.Lease.checkAccess(s.Now(), leaseID, false, blobLease); err != nil {
+			if err := st.b.Lease.checkAccess(s.Now(), leaseID, true, blobLease); err != nil {
 				return nil, err
 			}
 		}
-		if ok, err := (Conditions{IfTags: ifTags}).tagsHold(st.b.Tags); err != nil || !ok {
-			if err == nil {
-				err = azerr.New(azerr.ConditionNotMet)
-			}
+		if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.ConditionNotMet); err != nil {
 			return nil, err
 		}
 		st.b.Tags = tags

@@ -157,7 +157,7 @@ func TestETagChangesWithWrites(t *testing.T) {
 				_, err := e.s.LeaseBlob(e.ctx, path("b"), LeaseRequest{Action: AcquireLease, Duration: ptr(15), ProposedID: idA}, Conditions{})
 				return err
 			}, false},
-			{"Set Blob Tags", func() error { return e.s.SetBlobTags(e.ctx, path("b"), Tags{"k": "v"}, "", "") }, false},
+			{"Set Blob Tags", func() error { return e.s.SetBlobTags(e.ctx, path("b"), Tags{"k": "v"}, idA, Conditions{}) }, false},
 			{"Set Blob Tier", func() error { return e.s.SetBlobTier(e.ctx, path("b"), "cool", idA) }, false},
 			{"Snapshot", func() error {
 				_, _, err := e.s.SnapshotBlob(e.ctx, path("b"), nil, "", Conditions{})

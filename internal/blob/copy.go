@@ -62,6 +62,12 @@ type CopyOptions struct {
 	Tier       string
 	LeaseID    string
 	Conditions Conditions
+	// Seal (x-ms-seal-blob), when not nil, says whether a copied append blob is sealed;
+	// without it the copy is sealed as its source is.
+	Seal *bool
+	// SourceMD5 (x-ms-source-content-md5), when not nil, must be the MD5 of the source's
+	// content (400 Md5Mismatch).
+	SourceMD5 []byte
 }
 
 // CopyBlob copies src (a blob or snapshot of dst's account) over dst: type, bytes, content
@@ -85,6 +91,11 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		return Blob{}, err
 	}
 	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
+		if o.SourceMD5 != nil {
+			if err := s.checkSourceMD5(ctx, &srcSt.b, 0, srcSt.b.Size, o.SourceMD5); err != nil {
+				return blobRecord{}, err
+			}
+		}
 		next, err := s.duplicate(ctx, &srcSt.b, true, b)
 		if err != nil {
 			return next, err
@@ -92,7 +103,11 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		if o.Metadata != nil {
 			next.Metadata = o.Metadata
 		}
-		next.Tags, next.Tier, next.Sealed = o.Tags, tier, false
+		next.Tags, next.Tier, next.TierChanged = o.Tags, tier, 0
+		if o.Seal != nil {
+			next.Sealed = *o.Seal
+		}
+		next.Sealed = next.Sealed && next.Type == AppendBlob
 		if next.Type != BlockBlob {
 			next.Tier = ""
 		}

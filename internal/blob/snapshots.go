@@ -83,8 +83,16 @@ func (s *Service) contentPieces(ctx context.Context, b *blobRecord, off, n int64
 // has the blob's bytes, properties and metadata (md instead, when not nil) and shares the
 // blob's ETag and Last-Modified, which do not change. A lease id is optional but must match.
 func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID string, cond Conditions) (string, Blob, error) {
-	if err := notSnapshot(p); err != nil {
-		return "", Blob{}, err
+	if p.Snapshot != "" || p.VersionID != "" {
+		// A snapshot of a snapshot: the real service refuses the query parameter (azblob's
+		// recorded TestBlobSnapshotOfSnapshot).
+		name, value := "snapshot", p.Snapshot
+		if p.VersionID != "" {
+			name, value = "versionid", p.VersionID
+		}
+		e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: a snapshot cannot be taken of a snapshot or version (%s=%s).", name, value)
+		e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: name}, {Name: "QueryParameterValue", Value: value}}
+		return "", Blob{}, e
 	}
 	if md != nil {
 		if err := md.Validate(); err != nil {

@@ -170,7 +170,7 @@ func TestFindBlobsByTags(t *testing.T) {
 		wantCode(t, err, 404, azerr.ContainerNotFound)
 
 		// Every change of tags reaches the index.
-		if err := e.s.SetBlobTags(e.ctx, path("a"), Tags{"Project": "Fabrikam"}, "", ""); err != nil {
+		if err := e.s.SetBlobTags(e.ctx, path("a"), Tags{"Project": "Fabrikam"}, "", Conditions{}); err != nil {
 			t.Fatal(err)
 		}
 		e.tagBlob("ctr", "b", nil) // an overwrite without tags
@@ -222,7 +222,7 @@ func TestIfTagsConditions(t *testing.T) {
 		if _, err := e.s.SetBlobMetadata(e.ctx, path("b"), Metadata{"m": "1"}, "", Conditions{IfTags: `"Status" = 'Done' OR "x" = 'y'`}); err != nil {
 			t.Fatal(err)
 		}
-		err = e.s.SetBlobTags(e.ctx, path("b"), Tags{}, "", `"Status" = 'Open'`)
+		err = e.s.SetBlobTags(e.ctx, path("b"), Tags{}, "", Conditions{IfTags: `"Status" = 'Open'`})
 		wantCode(t, err, 412, azerr.ConditionNotMet)
 		_, _, err = e.s.PutBlob(e.ctx, path("new"), nil, 0, PutBlobOptions{Type: BlockBlob, Conditions: Conditions{IfTags: `"Status" <> 'x'`}})
 		wantCode(t, err, 412, azerr.ConditionNotMet)

@@ -293,7 +293,10 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 		h["x-ms-blob-sequence-number"] = v.one(strconv.FormatInt(b.SequenceNumber, 10))
 	case blob.AppendBlob:
 		h["x-ms-blob-committed-block-count"] = v.one(strconv.Itoa(b.CommittedBlockCount))
-		h["x-ms-blob-sealed"] = v.one(strconv.FormatBool(b.Sealed))
+		if b.Sealed {
+			// Absent, not false, on an unsealed blob, as the real service answers.
+			h["x-ms-blob-sealed"] = trueValue
+		}
 	}
 	if c := b.Copy; c != nil {
 		h["x-ms-copy-id"] = v.one(c.ID)
@@ -309,6 +312,9 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 		h["x-ms-access-tier"] = v.one(b.AccessTier)
 		if b.AccessTierInferred {
 			h["x-ms-access-tier-inferred"] = trueValue
+		}
+		if !b.AccessTierChanged.IsZero() {
+			h["x-ms-access-tier-change-time"] = httpTime(b.AccessTierChanged)
 		}
 	}
 	if b.Snapshot == "" {

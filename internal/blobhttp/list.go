@@ -91,6 +91,9 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 		if b.AccessTierInferred {
 			w.elem("AccessTierInferred", "true")
 		}
+		if !b.AccessTierChanged.IsZero() {
+			w.elem("AccessTierChangeTime", b.AccessTierChanged.Format(http.TimeFormat))
+		}
 	}
 	if b.Snapshot == "" && !b.Deleted {
 		w.elem("LeaseStatus", b.Lease.Status)

@@ -152,8 +152,20 @@ func appendOptions(h http.Header) (blob.AppendBlockOptions, error) {
 	if o.MaxSize, err = int64Header(h, "x-ms-blob-condition-maxsize"); err != nil {
 		return o, err
 	}
-	o.AppendPosition, err = int64Header(h, "x-ms-blob-condition-appendpos")
-	return o, err
+	if o.AppendPosition, err = int64Header(h, "x-ms-blob-condition-appendpos"); err != nil {
+		return o, err
+	}
+	// An offset or size below zero is malformed, not a condition that fails (the real
+	// service answers appendpos -1 with 400 InvalidHeaderValue, azblob's live tests).
+	for _, c := range []struct {
+		name string
+		v    *int64
+	}{{"x-ms-blob-condition-maxsize", o.MaxSize}, {"x-ms-blob-condition-appendpos", o.AppendPosition}} {
+		if c.v != nil && *c.v < 0 {
+			return o, invalidHeader(c.name, strconv.FormatInt(*c.v, 10), "not 0 or more")
+		}
+	}
+	return o, nil
 }
 
 func (s *Server) appendBlock(rq *request) error {

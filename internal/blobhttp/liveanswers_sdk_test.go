@@ -1,0 +1,228 @@
+package blobhttp_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+)
+
+// The answers in this file are the real service's as azblob v1.8.3's own tests record them
+// (run live against Tabula, they disagreed): each test names the azblob test it follows.
+
+// TestCopiesKeepTheSeal follows TestCopySealedBlob and TestCopyUnsealedBlob: a copy of a
+// sealed append blob is sealed, x-ms-seal-blob decides otherwise, and an unsealed append
+// blob has no x-ms-blob-sealed at all.
+func TestCopiesKeepTheSeal(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("seals")
+		sealed := c.NewAppendBlobClient("sealed")
+		if _, err := sealed.Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sealed.Seal(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		open := c.NewAppendBlobClient("open")
+		if _, err := open.Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			src  *appendblob.Client
+			seal *bool
+			want bool
+		}{{sealed, nil, true}, {sealed, to.Ptr(true), true}, {sealed, to.Ptr(false), false}, {open, nil, false}, {open, to.Ptr(true), true}} {
+			dst := c.NewAppendBlobClient("copy")
+			if _, err := dst.StartCopyFromURL(ctx, tc.src.URL(), &blob.StartCopyFromURLOptions{SealBlob: tc.seal}); err != nil {
+				t.Fatal(err)
+			}
+			props, err := dst.GetProperties(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != (props.IsSealed != nil && *props.IsSealed) || !tc.want && props.IsSealed != nil {
+				t.Fatalf("copy of %s with x-ms-seal-blob %v: x-ms-blob-sealed %v", tc.src.URL(), tc.seal, props.IsSealed)
+			}
+			_, err = dst.AppendBlock(ctx, streaming.NopCloser(strings.NewReader("x")), nil)
+			if tc.want {
+				wantStatus(t, err, 409, "BlobIsSealed")
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestSetBlobPropertiesClearsWhatItIsNotGiven follows TestBlobSetPropertiesEmptyValue: the
+// content properties are set together, even when none is sent; a resize leaves them.
+func TestSetBlobPropertiesClearsWhatItIsNotGiven(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("props")
+		b := c.NewBlockBlobClient("b")
+		if _, err := b.UploadBuffer(ctx, []byte("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.SetHTTPHeaders(ctx, blob.HTTPHeaders{BlobContentType: to.Ptr("my_type"), BlobContentLanguage: to.Ptr("en")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.SetHTTPHeaders(ctx, blob.HTTPHeaders{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		props, err := b.GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if props.ContentType != nil || props.ContentLanguage != nil {
+			t.Fatalf("after an empty Set Blob Properties: Content-Type %v, Content-Language %v", props.ContentType, props.ContentLanguage)
+		}
+		p := c.NewPageBlobClient("p")
+		if _, err := p.Create(ctx, 512, &pageblob.CreateOptions{HTTPHeaders: &blob.HTTPHeaders{BlobContentType: to.Ptr("my/pages")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Resize(ctx, 1024, nil); err != nil {
+			t.Fatal(err)
+		}
+		pp, err := p.GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pp.ContentType == nil || *pp.ContentType != "my/pages" || *pp.ContentLength != 1024 {
+			t.Fatalf("after a resize: Content-Type %v, size %v", pp.ContentType, pp.ContentLength)
+		}
+	})
+}
+
+// TestTierAndSnapshotAnswers follows TestBlobSetTierInvalidAndValid,
+// TestDownloadStreamAccessTierHeaders and TestBlobSnapshotOfSnapshot.
+func TestTierAndSnapshotAnswers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("tiers")
+		b := c.NewBlockBlobClient("b")
+		if _, err := b.UploadBuffer(ctx, []byte("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.SetTier(ctx, blob.AccessTier("nothing"), nil)
+		wantStatus(t, err, 400, "InvalidHeaderValue")
+		before := time.Now().Add(-time.Second)
+		if _, err := b.SetTier(ctx, blob.AccessTierCool, nil); err != nil {
+			t.Fatal(err)
+		}
+		d, err := b.DownloadStream(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Body.Close()
+		if d.AccessTier == nil || *d.AccessTier != "Cool" || d.AccessTierChangeTime == nil || d.AccessTierChangeTime.Before(before) {
+			t.Fatalf("Get Blob after Set Blob Tier: tier %v, changed %v", d.AccessTier, d.AccessTierChangeTime)
+		}
+		page, err := c.NewListBlobsFlatPager(nil).NextPage(ctx)
+		if err != nil || len(page.Segment.BlobItems) != 1 {
+			t.Fatal(err)
+		}
+		if got := page.Segment.BlobItems[0].Properties.AccessTierChangeTime; got == nil || !got.Equal(*d.AccessTierChangeTime) {
+			t.Fatalf("List Blobs: AccessTierChangeTime %v, want %v", got, d.AccessTierChangeTime)
+		}
+
+		snap, err := b.CreateSnapshot(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ofSnapshot, err := b.WithSnapshot(*snap.Snapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ofSnapshot.CreateSnapshot(ctx, nil)
+		wantStatus(t, err, 400, "InvalidQueryParameterValue")
+	})
+}
+
+// TestAppendAndTagConditions follows TestBlobAppendBlockIfAppendPositionMatchFalseNegOne,
+// TestSetBlobTagsWithLeaseId and TestGetSetTagsWithBlobModifiedAccessConditions.
+func TestAppendAndTagConditions(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("conds")
+		a := c.NewAppendBlobClient("a")
+		if _, err := a.Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err := a.AppendBlock(ctx, streaming.NopCloser(strings.NewReader("x")), &appendblob.AppendBlockOptions{
+			AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: to.Ptr[int64](-1)},
+		})
+		wantStatus(t, err, 400, "InvalidHeaderValue")
+
+		props, err := a.GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags := map[string]string{"env": "test"}
+		_, err = a.SetTags(ctx, tags, &blob.SetTagsOptions{BlobModifiedAccessConditions: &blob.BlobModifiedAccessConditions{IfNoneMatch: props.ETag}})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		past := props.LastModified.Add(-time.Hour)
+		_, err = a.SetTags(ctx, tags, &blob.SetTagsOptions{BlobModifiedAccessConditions: &blob.BlobModifiedAccessConditions{IfUnmodifiedSince: &past}})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		if _, err := a.SetTags(ctx, tags, &blob.SetTagsOptions{BlobModifiedAccessConditions: &blob.BlobModifiedAccessConditions{IfMatch: props.ETag, IfModifiedSince: &past}}); err != nil {
+			t.Fatal(err)
+		}
+
+		l, err := lease.NewBlobClient(a, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.AcquireLease(ctx, 15, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.SetTags(ctx, tags, nil)
+		wantStatus(t, err, 412, "LeaseIdMissing")
+		if _, err := a.SetTags(ctx, tags, &blob.SetTagsOptions{AccessConditions: &blob.AccessConditions{LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: l.LeaseID()}}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestCopySourceChecks follows TestCopyBlobFromUrlSourceContentMD5 and
+// TestAppendBlockFromURLCopySourceAuthNegative.
+func TestCopySourceChecks(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("copies")
+		data := []byte("the source's content")
+		src := c.NewBlockBlobClient("src")
+		if _, err := src.UploadBuffer(ctx, data, nil); err != nil {
+			t.Fatal(err)
+		}
+		sum := md5.Sum(data)
+		dst := c.NewBlobClient("dst")
+		resp, err := dst.CopyFromURL(ctx, src.URL(), &blob.CopyFromURLOptions{SourceContentMD5: sum[:]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(resp.ContentMD5, sum[:]) {
+			t.Fatalf("Copy Blob From URL answered Content-MD5 %x, want %x", resp.ContentMD5, sum)
+		}
+		bad := md5.Sum([]byte("something else"))
+		_, err = dst.CopyFromURL(ctx, src.URL(), &blob.CopyFromURLOptions{SourceContentMD5: bad[:]})
+		wantStatus(t, err, 400, "Md5Mismatch")
+
+		a := c.NewAppendBlobClient("a")
+		if _, err := a.Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.AppendBlockFromURL(ctx, src.URL(), &appendblob.AppendBlockFromURLOptions{CopySourceAuthorization: to.Ptr("Bearer faketoken")})
+		if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") {
+			t.Fatalf("Append Block From URL with a made-up source token: %v", err)
+		}
+	})
+}
