@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -25,6 +26,15 @@ import (
 type SourceOptions struct {
 	LeaseID    string
 	Conditions Conditions
+	// Fetched says the source is read as a GET of it would be: the *From URL operations,
+	// where a source condition a GET answers with 304 Not Modified (If-None-Match,
+	// If-Modified-Since) leaves the copy source unverified (304 CannotVerifyCopySource,
+	// copy source status 304), as azblob's live tests see the real service answer. Copy
+	// Blob's own source conditions fail with 412 SourceConditionNotMet.
+	Fetched bool
+	// CRC64 (x-ms-source-content-crc64), when not nil, must be the CRC-64 of the source
+	// range a *From URL operation reads (400 Crc64Mismatch).
+	CRC64 []byte
 }
 
 // loadSource reads a copy's source for a copy into dst: a source that cannot be read (not in
@@ -45,6 +55,15 @@ func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions
 	if st.key.Row == rowBase {
 		if err := st.b.Lease.checkAccess(s.Now(), o.LeaseID, false, blobLease); err != nil {
 			return blobState{}, err
+		}
+	}
+	if o.Fetched {
+		c := o.Conditions
+		if err := (Conditions{IfNoneMatch: c.IfNoneMatch, IfModifiedSince: c.IfModifiedSince}).checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), nil, modify, azerr.SourceConditionNotMet); err != nil {
+			e := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: its conditions answered 304 Not Modified.")
+			e.Status = http.StatusNotModified
+			e.Header = http.Header{"x-ms-copy-source-status-code": {"304"}}
+			return blobState{}, e
 		}
 	}
 	err = o.Conditions.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.SourceConditionNotMet)
@@ -242,8 +261,8 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 		if srcSt.b.Size > MaxPutBlobSize {
 			return blobRecord{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The copy source has %d bytes; Put Blob From URL takes at most %d.", srcSt.b.Size, int64(MaxPutBlobSize))
 		}
-		if o.SourceMD5 != nil {
-			if err := s.checkSourceMD5(ctx, &srcSt.b, 0, srcSt.b.Size, o.SourceMD5); err != nil {
+		if o.SourceMD5 != nil || o.Source.CRC64 != nil {
+			if err := s.checkSourceSums(ctx, &srcSt.b, 0, srcSt.b.Size, Checksums{MD5: o.SourceMD5, CRC64: o.Source.CRC64}); err != nil {
 				return blobRecord{}, err
 			}
 		}
@@ -262,14 +281,24 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 
 // checkSourceMD5 reads n bytes of b from off and compares their MD5 with want.
 func (s *Service) checkSourceMD5(ctx context.Context, b *blobRecord, off, n int64, want []byte) error {
+	return s.checkSourceSums(ctx, b, off, n, Checksums{MD5: want})
+}
+
+// checkSourceSums reads n bytes of b from off and compares their MD5 and CRC-64 with those of
+// want that are set (x-ms-source-content-md5, x-ms-source-content-crc64).
+func (s *Service) checkSourceSums(ctx context.Context, b *blobRecord, off, n int64, want Checksums) error {
 	body := s.contentBody(ctx, b, off, n)
 	defer body.Close()
-	h := md5.New()
-	if _, err := io.Copy(h, body); err != nil {
+	sum := newSummer(want.MD5 != nil)
+	if _, err := io.Copy(sum, body); err != nil {
 		return err
 	}
-	if !bytes.Equal(h.Sum(nil), want) {
+	got := sum.sums()
+	if want.MD5 != nil && !bytes.Equal(got.MD5, want.MD5) {
 		return azerr.Newf(azerr.MD5Mismatch, "The MD5 value specified in the request did not match with the MD5 value calculated by the server. (x-ms-source-content-md5 is not the MD5 of the source range.)")
+	}
+	if want.CRC64 != nil && !bytes.Equal(got.CRC64, want.CRC64) {
+		return azerr.Newf(azerr.CRC64Mismatch, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server. (x-ms-source-content-crc64 is not the CRC-64 of the source range.)")
 	}
 	return nil
 }
@@ -308,8 +337,8 @@ func (s *Service) fromURL(ctx context.Context, dst, src Path, so SourceOptions, 
 		if err != nil {
 			return err
 		}
-		if sourceMD5 != nil {
-			if err := s.checkSourceMD5(ctx, &srcSt.b, off, n, sourceMD5); err != nil {
+		if sourceMD5 != nil || so.CRC64 != nil {
+			if err := s.checkSourceSums(ctx, &srcSt.b, off, n, Checksums{MD5: sourceMD5, CRC64: so.CRC64}); err != nil {
 				return err
 			}
 		}

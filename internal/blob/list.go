@@ -27,6 +27,10 @@ type ListBlobsOptions struct {
 	Prefix     string
 	Delimiter  string
 	Marker     string
+	// StartFrom (startFrom) is the name the listing starts at, inclusive. It is taken as a
+	// whole blob name, not one relative to Prefix (which the real service's REST reference
+	// leaves UNSURE; azblob's live tests give it without a prefix).
+	StartFrom  string
 	MaxResults int
 	Include    ListBlobsInclude
 }
@@ -59,7 +63,7 @@ func (s *Service) ListBlobs(ctx context.Context, account, container string, o Li
 		return BlobPage{}, err
 	}
 	limit := pageLimit(o.MaxResults)
-	start := store.Key{Space: c.Space, Partition: o.Prefix}
+	start := store.Key{Space: c.Space, Partition: max(o.Prefix, o.StartFrom)}
 	if o.Marker != "" {
 		k, err := decodeMarker(c.Space, o.Marker)
 		if err != nil {

@@ -206,8 +206,13 @@ func TestPageRangesDiff(t *testing.T) {
 		_, err := e.s.GetPageRanges(e.ctx, path("disk"), PageRangesOptions{PrevSnapshot: "2001-01-01T00:00:00Z"})
 		wantCode(t, err, 409, azerr.PreviousSnapshotNotFound)
 		r, err := e.s.GetPageRanges(e.ctx, path("disk"), PageRangesOptions{Range: &ByteRange{PageSize + 10, 3*PageSize - 1}})
-		if err != nil || len(r.Ranges) != 1 || r.Ranges[0] != (PageRange{PageSize + 10, 3*PageSize - 1}) {
+		// Whole pages, even for a range that starts or ends inside one.
+		if err != nil || len(r.Ranges) != 1 || r.Ranges[0] != (PageRange{PageSize, 3*PageSize - 1}) {
 			t.Errorf("ranges within a range: %+v, %v", r.Ranges, err)
+		}
+		r, err = e.s.GetPageRanges(e.ctx, path("disk"), PageRangesOptions{Range: &ByteRange{0, 2*PageSize - 2}})
+		if err != nil || len(r.Ranges) != 1 || r.Ranges[0] != (PageRange{0, 2*PageSize - 1}) {
+			t.Errorf("bytes=0-1022: %+v, %v", r.Ranges, err)
 		}
 	})
 }

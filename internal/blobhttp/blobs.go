@@ -158,16 +158,34 @@ func (s *Server) copySource(rq *request) (blob.Path, error) {
 }
 
 // sourceRefused is a copy source the credential cannot read: CannotVerifyCopySource with the
-// status the source's own refusal had.
+// status the source's own refusal had, which it also reports as the real service does (the
+// JS SDK's recorded tests read CopySourceStatusCode, CopySourceErrorCode and
+// CopySourceErrorMessage from the error body; the same two codes come as headers).
 func sourceRefused(err error) error {
 	e := azerr.As(err)
 	out := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s", e.Message)
 	out.Status = e.Status
+	status := strconv.Itoa(e.Status)
+	out.Header = http.Header{"x-ms-copy-source-status-code": {status}, "x-ms-copy-source-error-code": {string(e.Code)}}
+	msg, _, _ := strings.Cut(e.Message, "\n")
+	out.Details = []azerr.Detail{{Name: "CopySourceStatusCode", Value: status}, {Name: "CopySourceErrorCode", Value: string(e.Code)}, {Name: "CopySourceErrorMessage", Value: msg}}
 	return out
 }
 
 func (s *Server) sourceOptions(h http.Header) blob.SourceOptions {
 	return blob.SourceOptions{LeaseID: h.Get("x-ms-source-lease-id"), Conditions: conditions(h, "x-ms-source-")}
+}
+
+// fetchedSource is the source of a *From URL operation, which reads it as a GET would.
+func (s *Server) fetchedSource(h http.Header) (blob.SourceOptions, error) {
+	o := s.sourceOptions(h)
+	o.Fetched = true
+	var err error
+	o.CRC64, err = base64Header(h, "x-ms-source-content-crc64", azerr.InvalidHeaderValue)
+	if err == nil && o.CRC64 != nil && len(o.CRC64) != 8 {
+		err = invalidHeader("x-ms-source-content-crc64", h.Get("x-ms-source-content-crc64"), "not the base64 of 8 bytes")
+	}
+	return o, err
 }
 
 func (s *Server) copyBlob(rq *request) error {
@@ -214,7 +232,10 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
-	o := blob.PutBlobFromURLOptions{Source: s.sourceOptions(h), Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	o := blob.PutBlobFromURLOptions{Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	if o.Source, err = s.fetchedSource(h); err != nil {
+		return err
+	}
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}
@@ -234,7 +255,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
-	setChecksums(out, blob.Checksums{MD5: b.Properties.ContentMD5}, true)
+	setChecksums(out, blob.Checksums{MD5: b.Properties.ContentMD5, CRC64: o.Source.CRC64}, true)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }

@@ -82,13 +82,19 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
-	o := blob.BlockFromURLOptions{Source: s.sourceOptions(h), LeaseID: leaseID(h)}
+	o := blob.BlockFromURLOptions{LeaseID: leaseID(h)}
+	if o.Source, err = s.fetchedSource(h); err != nil {
+		return err
+	}
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}
 	if err := s.svc.PutBlockFromURL(rq.ctx, rq.path(), id, src, r, o); err != nil {
 		return err
 	}
+	// The checksums the source range was checked against, as the real service answers
+	// them (azblob's TestStageBlockFromURLWithMD5 and TestStageBlockFromURLWithCRC64).
+	setChecksums(rq.W.Header(), blob.Checksums{MD5: o.SourceMD5, CRC64: o.Source.CRC64}, true)
 	rq.W.Header()["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }

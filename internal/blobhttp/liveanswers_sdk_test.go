@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"encoding/binary"
+	"hash/crc64"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +14,13 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+
+	"github.com/tabula-dev/tabula/internal/structmsg"
 )
 
 // The answers in this file are the real service's as azblob v1.8.3's own tests record them
@@ -225,4 +232,120 @@ func TestCopySourceChecks(t *testing.T) {
 			t.Fatalf("Append Block From URL with a made-up source token: %v", err)
 		}
 	})
+}
+
+// TestListingAndPageRangeAnswers follows TestContainerListBlobsFlatStartFrom,
+// TestContainerListBlobsHierarchyStartFrom and TestPutGetPages.
+func TestListingAndPageRangeAnswers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("lists")
+		for _, name := range []string{"a.txt", "b.txt", "dir/a.txt", "dir/b.txt"} {
+			if _, err := c.NewBlockBlobClient(name).UploadBuffer(ctx, []byte("x"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		names := func(page []*container.BlobItem) []string {
+			var out []string
+			for _, b := range page {
+				out = append(out, *b.Name)
+			}
+			return out
+		}
+		flat, err := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{StartFrom: to.Ptr("b.txt")}).NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(names(flat.Segment.BlobItems), " "); got != "b.txt dir/a.txt dir/b.txt" {
+			t.Fatalf("flat from b.txt: %s", got)
+		}
+		tree, err := c.NewListBlobsHierarchyPager("/", &container.ListBlobsHierarchyOptions{Prefix: to.Ptr("dir/"), StartFrom: to.Ptr("dir/b.txt")}).NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(names(tree.Segment.BlobItems), " "); got != "dir/b.txt" {
+			t.Fatalf("hierarchy from dir/b.txt: %s", got)
+		}
+
+		p := c.NewPageBlobClient("pages")
+		if _, err := p.Create(ctx, 4096, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.UploadPages(ctx, streaming.NopCloser(bytes.NewReader(make([]byte, 1024))), blob.HTTPRange{Count: 1024}, nil); err != nil {
+			t.Fatal(err)
+		}
+		pr, err := p.NewGetPageRangesPager(&pageblob.GetPageRangesOptions{Range: blob.HTTPRange{Count: 1023}}).NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pr.PageRange) != 1 || *pr.PageRange[0].Start != 0 || *pr.PageRange[0].End != 1023 {
+			t.Fatalf("page ranges of bytes=0-1022: %+v", pr.PageRange)
+		}
+		_, err = p.UploadPages(ctx, streaming.NopCloser(bytes.NewReader(make([]byte, 512))), blob.HTTPRange{Count: 512}, &pageblob.UploadPagesOptions{
+			SequenceNumberAccessConditions: &pageblob.SequenceNumberAccessConditions{IfSequenceNumberLessThan: to.Ptr[int64](-1)},
+		})
+		wantStatus(t, err, 400, "InvalidInput")
+	})
+}
+
+// TestFromURLAnswers follows TestPutBlobFromUrlSourceIfNoneMatchFalse,
+// TestStageBlockFromURLWithMD5, TestStageBlockFromURLWithCRC64 and
+// TestUploadPagesFromURLWithMD5, and the JS SDK's recorded syncCopyFromURL with a SAS that
+// cannot read its source.
+func TestFromURLAnswers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("fromurl")
+		data := bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
+		src := c.NewBlockBlobClient("src")
+		up, err := src.UploadBuffer(ctx, data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.NewBlockBlobClient("dst").UploadBlobFromURL(ctx, src.URL(), &blockblob.UploadBlobFromURLOptions{
+			SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfNoneMatch: up.ETag},
+		})
+		if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") || !strings.Contains(err.Error(), "304") {
+			t.Fatalf("Put Blob From URL, source If-None-Match its ETag: %v", err)
+		}
+
+		sum := md5.Sum(data)
+		crc := structmsgCRC(data)
+		dst := c.NewBlockBlobClient("staged")
+		resp, err := dst.StageBlockFromURL(ctx, blockIDs(1)[0], src.URL(), &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeMD5(sum[:])})
+		if err != nil || !bytes.Equal(resp.ContentMD5, sum[:]) {
+			t.Fatalf("Put Block From URL with a source MD5: %x, %v", resp.ContentMD5, err)
+		}
+		resp, err = dst.StageBlockFromURL(ctx, blockIDs(2)[1], src.URL(), &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeCRC64(crc)})
+		if err != nil || !bytes.Equal(resp.ContentCRC64, crc) {
+			t.Fatalf("Put Block From URL with a source CRC-64: %x, %v", resp.ContentCRC64, err)
+		}
+		_, err = dst.StageBlockFromURL(ctx, blockIDs(3)[2], src.URL(), &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeCRC64(make([]byte, 8))})
+		wantStatus(t, err, 400, "Crc64Mismatch")
+
+		deleteOnly, err := src.GetSASURL(sas.BlobPermissions{Delete: true}, time.Now().Add(time.Hour), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.NewBlobClient("copied").CopyFromURL(ctx, deleteOnly, nil)
+		for _, want := range []string{"CannotVerifyCopySource", "<CopySourceStatusCode>403</CopySourceStatusCode>", "<CopySourceErrorCode>AuthorizationPermissionMismatch</CopySourceErrorCode>", "<CopySourceErrorMessage>"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("Copy Blob From URL with a SAS that cannot read: %v lacks %s", err, want)
+			}
+		}
+
+		p := c.NewPageBlobClient("pages")
+		if _, err := p.Create(ctx, 1024, nil); err != nil {
+			t.Fatal(err)
+		}
+		pr, err := p.UploadPagesFromURL(ctx, src.URL(), 0, 0, 1024, &pageblob.UploadPagesFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeMD5(sum[:])})
+		if err != nil || !bytes.Equal(pr.ContentMD5, sum[:]) {
+			t.Fatalf("Put Page From URL with a source MD5: %x, %v", pr.ContentMD5, err)
+		}
+	})
+}
+
+// structmsgCRC is the Blob service's CRC-64 of data, as its 8 little-endian bytes.
+func structmsgCRC(data []byte) []byte {
+	return binary.LittleEndian.AppendUint64(nil, crc64.Checksum(data, crc64.MakeTable(structmsg.Polynomial)))
 }

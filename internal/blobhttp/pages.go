@@ -38,8 +38,21 @@ func pageWriteOptions(h http.Header) (blob.PageWriteOptions, error) {
 	if o.IfSequenceNumberLT, err = int64Header(h, "x-ms-if-sequence-number-lt"); err != nil {
 		return o, err
 	}
-	o.IfSequenceNumberEQ, err = int64Header(h, "x-ms-if-sequence-number-eq")
-	return o, err
+	if o.IfSequenceNumberEQ, err = int64Header(h, "x-ms-if-sequence-number-eq"); err != nil {
+		return o, err
+	}
+	// A sequence number is never negative: such a condition is malformed, not unmet (the
+	// real service answers -1 with 400 InvalidInput, azblob's recorded
+	// TestBlobPutPagesIfSequenceNumberLessThanNegOne and its kin).
+	for _, c := range []struct {
+		name string
+		v    *int64
+	}{{"x-ms-if-sequence-number-le", o.IfSequenceNumberLE}, {"x-ms-if-sequence-number-lt", o.IfSequenceNumberLT}, {"x-ms-if-sequence-number-eq", o.IfSequenceNumberEQ}} {
+		if c.v != nil && *c.v < 0 {
+			return o, azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: %s is %d; sequence numbers are 0 or more.", c.name, *c.v)
+		}
+	}
+	return o, nil
 }
 
 func (s *Server) putPage(rq *request) error {
@@ -78,10 +91,17 @@ func (s *Server) putPage(rq *request) error {
 		if err != nil {
 			return err
 		}
-		b, err = s.svc.PutPagesFromURL(rq.ctx, rq.path(), r, src, *sr, s.sourceOptions(h), md5, o)
+		so, err := s.fetchedSource(h)
 		if err != nil {
 			return err
 		}
+		b, err = s.svc.PutPagesFromURL(rq.ctx, rq.path(), r, src, *sr, so, md5, o)
+		if err != nil {
+			return err
+		}
+		// The checksums the source range was checked against (azblob's
+		// TestUploadPagesFromURLWithMD5).
+		sums = blob.Checksums{MD5: md5, CRC64: so.CRC64}
 	default:
 		body, err := uploadContent(rq)
 		if err != nil {
@@ -102,7 +122,7 @@ func (s *Server) putPage(rq *request) error {
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
 	out["x-ms-blob-sequence-number"] = []string{strconv.FormatInt(b.SequenceNumber, 10)}
-	setChecksums(out, sums, o.Checksums.MD5 != nil)
+	setChecksums(out, sums, o.Checksums.MD5 != nil || sums.MD5 != nil && h.Get("x-ms-copy-source") != "")
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }
@@ -175,6 +195,7 @@ func (s *Server) appendBlock(rq *request) error {
 		return err
 	}
 	var res blob.AppendResult
+	answerMD5 := false // Content-MD5 goes back to a request that sent one to check
 	if h.Get("x-ms-copy-source") != "" {
 		src, err := s.copySource(rq)
 		if err != nil {
@@ -188,8 +209,19 @@ func (s *Server) appendBlock(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if res, err = s.svc.AppendBlockFromURL(rq.ctx, rq.path(), src, sr, s.sourceOptions(h), md5, o); err != nil {
+		so, err := s.fetchedSource(h)
+		if err != nil {
 			return err
+		}
+		if res, err = s.svc.AppendBlockFromURL(rq.ctx, rq.path(), src, sr, so, md5, o); err != nil {
+			return err
+		}
+		// The checksums the source range was checked against, as for Put Block From URL.
+		if md5 != nil {
+			res.Sums.MD5, answerMD5 = md5, true
+		}
+		if so.CRC64 != nil {
+			res.Sums.CRC64 = so.CRC64
 		}
 	} else {
 		body, err := uploadContent(rq)
@@ -214,7 +246,7 @@ func (s *Server) appendBlock(rq *request) error {
 	setETag(out, res.Blob.ETag, res.Blob.LastModified)
 	out["x-ms-blob-append-offset"] = []string{strconv.FormatInt(res.Offset, 10)}
 	out["x-ms-blob-committed-block-count"] = []string{strconv.Itoa(res.Blob.CommittedBlockCount)}
-	setChecksums(out, res.Sums, o.Checksums.MD5 != nil)
+	setChecksums(out, res.Sums, answerMD5 || o.Checksums.MD5 != nil)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }

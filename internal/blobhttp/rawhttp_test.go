@@ -101,6 +101,8 @@ func TestRawErrorResponses(t *testing.T) {
 			{"where that is no expression", "GET", "/?comp=blobs&where=" + url.QueryEscape(`"k" = v`), nil, nil, 400, "InvalidQueryParameterValue", "where"},
 			{"x-ms-if-tags that is no expression", "PUT", "/ctr/b", map[string]string{"x-ms-blob-type": "BlockBlob", "x-ms-if-tags": "k = = 'v'"}, strings.NewReader("x"), 400, "InvalidHeaderValue", "x-ms-if-tags"},
 			{"restore without the deleted name", "PUT", "/ctr?restype=container&comp=undelete", nil, nil, 400, "MissingRequiredHeader", "x-ms-deleted-container-name"},
+			{"restore without any container", "PUT", "/?restype=container&comp=undelete", nil, nil, 400, "MissingRequiredHeader", "x-ms-deleted-container-name"},
+			{"delete retention without days", "PUT", "/?restype=service&comp=properties", nil, strings.NewReader("<StorageServiceProperties><DeleteRetentionPolicy><Enabled>true</Enabled></DeleteRetentionPolicy></StorageServiceProperties>"), 400, "InvalidXmlDocument", ""},
 		}
 		for _, c := range cases {
 			resp := r.do(c.method, c.path, c.header, c.body)

@@ -83,6 +83,12 @@ func (s *Server) routeService(rq *request, restype, comp, method string) error {
 		if method == http.MethodGet {
 			return s.run(rq, auth.OpFindBlobsByTags, s.findBlobsByTags)
 		}
+	case comp == "undelete" && restype == "container":
+		// Restore Container without a container name: what it lacks is the header naming
+		// the deleted container (azblob's recorded TestContainerRestoreFailures).
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpRestoreContainer, s.restoreContainer)
+		}
 	case comp == "batch" && (restype == "" || restype == "container"):
 		// restype=container without a container is the JS SDK's account batch in path
 		// style: its client takes the account's path for a container's.

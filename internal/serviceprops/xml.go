@@ -238,6 +238,11 @@ func (x *xmlDeleteRetention) toDeleteRetention() (DeleteRetention, error) {
 		r.AllowPermanentDelete = *x.AllowPermanentDelete
 	}
 	if r.Enabled {
+		if x.Days == nil {
+			// Not MissingRequiredXmlNode: the real service answers this one as a malformed
+			// document (azblob's recorded TestAccountDeleteRetentionPolicyDaysOmitted).
+			return r, badXML("DeleteRetentionPolicy/Days is required when the policy is enabled.")
+		}
 		var err error
 		if r.Days, err = retentionDays("DeleteRetentionPolicy", x.Days); err != nil {
 			return r, err

@@ -66,7 +66,7 @@ func TestInvalidPropertiesAreRefusedWithAzureCodes(t *testing.T) {
 	}{
 		{"malformed", "<StorageServiceProperties><Logging>", azerr.InvalidXMLDocument},
 		{"retention of 366 days", `<StorageServiceProperties><DeleteRetentionPolicy><Enabled>true</Enabled><Days>366</Days></DeleteRetentionPolicy></StorageServiceProperties>`, azerr.InvalidXMLDocument},
-		{"retention without days", `<StorageServiceProperties><DeleteRetentionPolicy><Enabled>true</Enabled></DeleteRetentionPolicy></StorageServiceProperties>`, azerr.MissingRequiredXMLNode},
+		{"retention without days", `<StorageServiceProperties><DeleteRetentionPolicy><Enabled>true</Enabled></DeleteRetentionPolicy></StorageServiceProperties>`, azerr.InvalidXMLDocument},
 		{"bad default version", `<StorageServiceProperties><DefaultServiceVersion>latest</DefaultServiceVersion></StorageServiceProperties>`, azerr.InvalidXMLNodeValue},
 		{"six CORS rules", "<StorageServiceProperties><Cors>" + strings.Repeat("<CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods><AllowedHeaders/><ExposedHeaders/><MaxAgeInSeconds>1</MaxAgeInSeconds></CorsRule>", 6) + "</Cors></StorageServiceProperties>", azerr.InvalidXMLDocument},
 	} {
