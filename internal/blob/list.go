@@ -24,9 +24,9 @@ type ListBlobsInclude struct {
 // MaxResults 0 means the maximum, 5,000 (larger values are clamped). With a Delimiter, names
 // whose remainder after Prefix contains it fold into one BlobPrefix entry.
 type ListBlobsOptions struct {
-	Prefix     string
-	Delimiter  string
-	Marker     string
+	Prefix    string
+	Delimiter string
+	Marker    string
 	// StartFrom (startFrom) is the name the listing starts at, inclusive. It is taken as a
 	// whole blob name, not one relative to Prefix (which the real service's REST reference
 	// leaves UNSURE; azblob's live tests give it without a prefix).
