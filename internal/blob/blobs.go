@@ -84,7 +84,10 @@ type Blob struct {
 	AccessTierInferred bool
 	// AccessTierChanged is when Set Blob Tier last changed the tier (zero: never).
 	AccessTierChanged time.Time
-	Tags              Tags
+	// EncryptionKeySHA256 is the SHA-256 of the customer-provided key the blob was written
+	// with, "" for none.
+	EncryptionKeySHA256 string
+	Tags                Tags
 	// Uncommitted marks a listing entry for a blob that has only uncommitted blocks.
 	Uncommitted bool
 	// Deleted marks a soft-deleted blob or snapshot (listings with include=deleted): deleted
@@ -119,7 +122,10 @@ type blobRecord struct {
 	Tier     string     `json:"tier,omitempty"`
 	// TierChanged (Unix nanoseconds) is when Set Blob Tier last changed Tier.
 	TierChanged int64 `json:"tierChanged,omitempty"`
-	Tags        Tags  `json:"tags,omitempty"`
+	// KeySHA is the SHA-256 (base64) of the customer-provided key the content was written
+	// with, "" for none. Nothing is encrypted: the key only decides who may read and write.
+	KeySHA string `json:"cpk,omitempty"`
+	Tags   Tags   `json:"tags,omitempty"`
 	// Deleted (Unix nanoseconds) marks a soft-deleted blob or snapshot, kept until Expires
 	// (softdelete.go).
 	Deleted int64 `json:"deleted,omitempty"`
@@ -175,6 +181,7 @@ func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
 		SequenceNumber:      b.Sequence,
 		Sealed:              b.Sealed,
 		Copy:                b.Copy,
+		EncryptionKeySHA256: b.KeySHA,
 		AccessTier:          b.Tier,
 		Tags:                b.Tags,
 		CommittedBlockCount: 0,
@@ -370,7 +377,10 @@ func (s *Service) checkWriteAccess(st *blobState, leaseID string, cond Condition
 	if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
 		return err
 	}
-	return cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, kind, azerr.ConditionNotMet)
+	if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, kind, azerr.ConditionNotMet); err != nil {
+		return err
+	}
+	return cond.checkCustomerKey(st.b.KeySHA)
 }
 
 // checkReadAccess applies a read's optional lease id and conditions to an existing blob or
@@ -383,7 +393,10 @@ func checkReadAccess(st *blobState, leaseID string, cond Conditions, now time.Ti
 	} else if leaseID != "" {
 		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 	}
-	return cond.checkRead(etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags)
+	if err := cond.checkRead(etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags); err != nil {
+		return err
+	}
+	return cond.checkCustomerKey(st.b.KeySHA)
 }
 
 func (st *blobState) public(p Path, now time.Time) Blob {

@@ -286,6 +286,7 @@ func (s *Service) PutBlockList(ctx context.Context, p Path, list []BlockListEntr
 			Created:  now.UnixNano(),
 			Content:  randomID(),
 			Blocks:   len(blocks),
+			KeySHA:   o.Conditions.customerKey(),
 		}
 		if err := s.keepReplaced(ctx, &st, BlockBlob, now, &b); err != nil {
 			return nil, err

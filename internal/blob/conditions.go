@@ -36,6 +36,37 @@ type Conditions struct {
 	IfModifiedSince   time.Time
 	IfUnmodifiedSince time.Time
 	IfTags            string
+	// CustomerKey, when not nil, is the SHA-256 (base64) of the customer-provided key the
+	// request carries (x-ms-encryption-key; "" for none), for an operation that takes one:
+	// a blob written with a key is read and written with that key only, and one written
+	// without takes none (checkCustomerKey). Nil for the operations that take no key.
+	CustomerKey *string
+}
+
+// checkCustomerKey compares the request's customer-provided key with the one an existing
+// blob was written with (stored, "" for none), as recorded from the real service: 409
+// BlobUsesCustomerSpecifiedEncryption when the request has none, 409
+// BlobDoesNotUseCustomerSpecifiedEncryption when the blob has none, 409
+// BlobCustomerSpecifiedEncryptionMismatch when they differ.
+func (c Conditions) checkCustomerKey(stored string) error {
+	if c.CustomerKey == nil || *c.CustomerKey == stored {
+		return nil
+	}
+	switch {
+	case *c.CustomerKey == "":
+		return azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption)
+	case stored == "":
+		return azerr.New(azerr.BlobDoesNotUseCustomerSpecifiedEncryption)
+	}
+	return azerr.New(azerr.BlobCustomerSpecifiedEncryptionMismatch)
+}
+
+// customerKey is the key a write gives the content it makes ("" for none).
+func (c Conditions) customerKey() string {
+	if c.CustomerKey == nil {
+		return ""
+	}
+	return *c.CustomerKey
 }
 
 // IsZero reports whether no condition is set.

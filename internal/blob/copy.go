@@ -35,6 +35,10 @@ type SourceOptions struct {
 	// CRC64 (x-ms-source-content-crc64), when not nil, must be the CRC-64 of the source
 	// range a *From URL operation reads (400 Crc64Mismatch).
 	CRC64 []byte
+	// CustomerKey is the SHA-256 (base64) of x-ms-source-encryption-key, "" for none: a
+	// source written with a customer-provided key is read with that key only (409
+	// CannotVerifyCopySource, as the .NET SDK's recordings see the real service answer).
+	CustomerKey string
 }
 
 // loadSource reads a copy's source for a copy into dst: a source that cannot be read (not in
@@ -56,6 +60,11 @@ func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions
 		if err := st.b.Lease.checkAccess(s.Now(), o.LeaseID, false, blobLease); err != nil {
 			return blobState{}, err
 		}
+	}
+	if st.b.KeySHA != "" && o.CustomerKey != st.b.KeySHA {
+		e := azerr.Newf(azerr.CannotVerifyCopySource, "The given customer specified encryption does not match the encryption used to encrypt the blob.")
+		e.Status = http.StatusConflict
+		return blobState{}, e
 	}
 	if o.Fetched {
 		c := o.Conditions
@@ -180,7 +189,7 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 			return nil, err
 		}
 		s.retireStaging(&st, srec, staging, &b)
-		next.Created, next.Lease, next.ETag = now.UnixNano(), lease{}, 0
+		next.Created, next.Lease, next.ETag, next.KeySHA = now.UnixNano(), lease{}, 0, cond.customerKey()
 		if err := s.keepReplaced(ctx, &st, next.Type, now, &b); err != nil {
 			return nil, err
 		}

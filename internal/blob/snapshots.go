@@ -113,6 +113,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID
 		if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.ConditionNotMet); err != nil {
 			return nil, err
 		}
+		if err := cond.checkCustomerKey(st.b.KeySHA); err != nil {
+			return nil, err
+		}
 		var b batch
 		b.add(unchanged(st.key, st.rec))
 		snap, err := s.duplicate(ctx, &st.b, true, &b)

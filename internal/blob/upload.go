@@ -259,6 +259,7 @@ func (s *Service) PutBlob(ctx context.Context, p Path, body io.Reader, size int6
 			Tags:     o.Tags,
 			Tier:     o.Tier,
 			Created:  now.UnixNano(),
+			KeySHA:   o.Conditions.customerKey(),
 		}
 		if err := s.keepReplaced(ctx, &st, o.Type, now, &b); err != nil {
 			return nil, err

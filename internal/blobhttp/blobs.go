@@ -39,6 +39,10 @@ func (s *Server) putBlob(rq *request) error {
 	if o.Type, err = blobType(h); err != nil {
 		return err
 	}
+	key, err := withCustomerKey(h, &o.Conditions, true)
+	if err != nil {
+		return err
+	}
 	if o.Properties, _, err = blobProperties(h, true); err != nil {
 		return err
 	}
@@ -76,6 +80,7 @@ func (s *Server) putBlob(rq *request) error {
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	answerCustomerKey(out, key)
 	body.answer(out)
 	if o.Type == blob.BlockBlob {
 		setChecksums(out, sums, true)
@@ -181,6 +186,9 @@ func (s *Server) fetchedSource(h http.Header) (blob.SourceOptions, error) {
 	o := s.sourceOptions(h)
 	o.Fetched = true
 	var err error
+	if o.CustomerKey, err = customerKey(h, "x-ms-source-", false); err != nil {
+		return o, err
+	}
 	o.CRC64, err = base64Header(h, "x-ms-source-content-crc64", azerr.InvalidHeaderValue)
 	if err == nil && o.CRC64 != nil && len(o.CRC64) != 8 {
 		err = invalidHeader("x-ms-source-content-crc64", h.Get("x-ms-source-content-crc64"), "not the base64 of 8 bytes")
@@ -249,12 +257,17 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if sent || strings.EqualFold(h.Get("x-ms-copy-source-blob-properties"), "false") {
 		o.Properties = &props
 	}
+	key, err := withCustomerKey(h, &o.Conditions, true)
+	if err != nil {
+		return err
+	}
 	b, err := s.svc.PutBlobFromURL(rq.ctx, rq.path(), src, o)
 	if err != nil {
 		return err
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	answerCustomerKey(out, key)
 	setChecksums(out, blob.Checksums{MD5: b.Properties.ContentMD5, CRC64: o.Source.CRC64}, true)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
@@ -278,6 +291,9 @@ func (s *Server) getBlob(rq *request) error {
 		LeaseID: leaseID(h), Conditions: conditions(h, ""),
 		RangeMD5:   strings.EqualFold(h.Get("x-ms-range-get-content-md5"), "true"),
 		RangeCRC64: strings.EqualFold(h.Get("x-ms-range-get-content-crc64"), "true"),
+	}
+	if _, err := withCustomerKey(h, &o.Conditions, false); err != nil {
+		return err
 	}
 	if r, ok := byteRange(h); ok {
 		o.Range = &r
@@ -325,7 +341,11 @@ func (s *Server) getBlob(rq *request) error {
 
 func (s *Server) getBlobProperties(rq *request) error {
 	h := rq.R.Header
-	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(h), conditions(h, ""))
+	cond := conditions(h, "")
+	if _, err := withCustomerKey(h, &cond, false); err != nil {
+		return err
+	}
+	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(h), cond)
 	if err != nil {
 		return err
 	}
@@ -340,24 +360,36 @@ func (s *Server) getBlobProperties(rq *request) error {
 
 func (s *Server) getBlobMetadata(rq *request) error {
 	h := rq.R.Header
-	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(h), conditions(h, ""))
+	cond := conditions(h, "")
+	key, err := withCustomerKey(h, &cond, false)
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), leaseID(h), cond)
 	if err != nil {
 		return err
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	answerCustomerKey(out, key)
 	setMetadata(out, b.Metadata)
 	return rq.done(http.StatusOK)
 }
 
 func (s *Server) setBlobMetadata(rq *request) error {
 	h := rq.R.Header
-	b, err := s.svc.SetBlobMetadata(rq.ctx, rq.path(), metadata(h), leaseID(h), conditions(h, ""))
+	cond := conditions(h, "")
+	key, err := withCustomerKey(h, &cond, true)
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.SetBlobMetadata(rq.ctx, rq.path(), metadata(h), leaseID(h), cond)
 	if err != nil {
 		return err
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	answerCustomerKey(out, key)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusOK)
 }
@@ -430,12 +462,18 @@ func (s *Server) leaseBlob(rq *request) error {
 
 func (s *Server) snapshotBlob(rq *request) error {
 	h := rq.R.Header
-	snap, b, err := s.svc.SnapshotBlob(rq.ctx, rq.path(), metadata(h), leaseID(h), conditions(h, ""))
+	cond := conditions(h, "")
+	key, err := withCustomerKey(h, &cond, false)
+	if err != nil {
+		return err
+	}
+	snap, b, err := s.svc.SnapshotBlob(rq.ctx, rq.path(), metadata(h), leaseID(h), cond)
 	if err != nil {
 		return err
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	answerCustomerKey(out, key)
 	out["x-ms-snapshot"] = []string{snap}
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)

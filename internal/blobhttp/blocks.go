@@ -44,12 +44,18 @@ func (s *Server) putBlock(rq *request) error {
 	if err != nil {
 		return err
 	}
+	// A block takes the key of the Put Block List that commits it; it is only checked here.
+	key, err := customerKey(h, "x-ms-", true)
+	if err != nil {
+		return err
+	}
 	sums, err := s.svc.PutBlock(rq.ctx, rq.path(), id, body, body.size, leaseID(h), sent)
 	if err != nil {
 		return err
 	}
 	out := rq.W.Header()
 	body.answer(out)
+	answerCustomerKey(out, key)
 	setChecksums(out, sums, sent.MD5 != nil)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
@@ -122,6 +128,10 @@ func (s *Server) putBlockList(rq *request) error {
 		return err
 	}
 	o := blob.CommitBlockListOptions{Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	key, err := withCustomerKey(h, &o.Conditions, true)
+	if err != nil {
+		return err
+	}
 	if o.Properties, _, err = blobProperties(h, false); err != nil {
 		return err
 	}
@@ -135,6 +145,7 @@ func (s *Server) putBlockList(rq *request) error {
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
 	setChecksums(out, sums, sent.MD5 != nil)
+	answerCustomerKey(out, key)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }

@@ -320,6 +320,10 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 	if b.Snapshot == "" {
 		h["x-ms-server-encrypted"] = trueValue
 	}
+	if b.EncryptionKeySHA256 != "" {
+		// Read with its key (customer-provided keys, cpk.go), which the answer names.
+		h["x-ms-encryption-key-sha256"] = v.one(b.EncryptionKeySHA256)
+	}
 }
 
 // headerValues hands out one-value header values from one backing array; each is capped at

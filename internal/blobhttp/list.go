@@ -95,6 +95,9 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 			w.elem("AccessTierChangeTime", b.AccessTierChanged.Format(http.TimeFormat))
 		}
 	}
+	if b.EncryptionKeySHA256 != "" {
+		w.elem("CustomerProvidedKeySha256", b.EncryptionKeySHA256)
+	}
 	if b.Snapshot == "" && !b.Deleted {
 		w.elem("LeaseStatus", b.Lease.Status)
 		w.elem("LeaseState", string(b.Lease.State))

@@ -65,6 +65,10 @@ func (s *Server) putPage(rq *request) error {
 	if err != nil {
 		return err
 	}
+	key, err := withCustomerKey(h, &o.Conditions, true)
+	if err != nil {
+		return err
+	}
 	var b blob.Blob
 	var sums blob.Checksums
 	switch write := strings.ToLower(h.Get("x-ms-page-write")); {
@@ -123,6 +127,7 @@ func (s *Server) putPage(rq *request) error {
 	setETag(out, b.ETag, b.LastModified)
 	out["x-ms-blob-sequence-number"] = []string{strconv.FormatInt(b.SequenceNumber, 10)}
 	setChecksums(out, sums, o.Checksums.MD5 != nil || sums.MD5 != nil && h.Get("x-ms-copy-source") != "")
+	answerCustomerKey(out, key)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }
@@ -194,6 +199,10 @@ func (s *Server) appendBlock(rq *request) error {
 	if err != nil {
 		return err
 	}
+	key, err := withCustomerKey(h, &o.Conditions, true)
+	if err != nil {
+		return err
+	}
 	var res blob.AppendResult
 	answerMD5 := false // Content-MD5 goes back to a request that sent one to check
 	if h.Get("x-ms-copy-source") != "" {
@@ -247,6 +256,7 @@ func (s *Server) appendBlock(rq *request) error {
 	out["x-ms-blob-append-offset"] = []string{strconv.FormatInt(res.Offset, 10)}
 	out["x-ms-blob-committed-block-count"] = []string{strconv.Itoa(res.Blob.CommittedBlockCount)}
 	setChecksums(out, res.Sums, answerMD5 || o.Checksums.MD5 != nil)
+	answerCustomerKey(out, key)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }
