@@ -93,7 +93,12 @@ func (s *Server) putBlob(rq *request) error {
 // by the SAS the URL carries, else by the bearer token of x-ms-copy-source-authorization,
 // else by the request's own credential (blob.md §11.1). A URL
 // naming another account, or none, is 404 CannotVerifyCopySource.
-func (s *Server) copySource(rq *request) (blob.Path, error) {
+//
+// fetched says the service reads the source as a client's GET would (Copy Blob From URL and
+// the *From URL operations): the request's own credential then authorizes nothing, even in
+// the same account (blob.md §11.2, and azblob's live TestPutBlobFromURLNegative); without a
+// SAS or a bearer token the source is read anonymously, which a private container refuses.
+func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 	raw := rq.R.Header.Get("x-ms-copy-source")
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
@@ -149,6 +154,16 @@ func (s *Server) copySource(rq *request) (blob.Path, error) {
 			return blob.Path{}, sourceRefused(err)
 		}
 		op = auth.OpGetBlob
+	} else if fetched {
+		decoded, _ := url.PathUnescape(path)
+		if grant, err = s.auth.Authenticate(rq.ctx, &auth.Request{
+			Service: auth.Blob, Method: http.MethodGet, RawPath: u.EscapedPath(), Query: q, Header: http.Header{"X-Ms-Version": {rq.Version}},
+			Version: rq.Version, Account: account, Path: decoded, Host: u.Host, Secure: rq.R.TLS != nil, TLSOffered: server.TLSOffered(rq.ctx),
+			ClientIP: server.ClientIP(rq.R),
+		}); err != nil {
+			return blob.Path{}, sourceRefused(err)
+		}
+		op = auth.OpGetBlob
 	}
 	t := auth.Target{Name: p.Container, Blob: p.Name}
 	if grant.Anonymous() || q.Has("sig") {
@@ -198,7 +213,7 @@ func (s *Server) fetchedSource(h http.Header) (blob.SourceOptions, error) {
 
 func (s *Server) copyBlob(rq *request) error {
 	h := rq.R.Header
-	src, err := s.copySource(rq)
+	src, err := s.copySource(rq, strings.EqualFold(h.Get("x-ms-requires-sync"), "true"))
 	if err != nil {
 		return err
 	}
@@ -236,7 +251,7 @@ func (s *Server) copyBlob(rq *request) error {
 
 func (s *Server) putBlobFromURL(rq *request) error {
 	h := rq.R.Header
-	src, err := s.copySource(rq)
+	src, err := s.copySource(rq, true)
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
-	src, err := s.copySource(rq)
+	src, err := s.copySource(rq, true)
 	if err != nil {
 		return err
 	}

@@ -214,7 +214,7 @@ func TestCopySourceChecks(t *testing.T) {
 		}
 		sum := md5.Sum(data)
 		dst := c.NewBlobClient("dst")
-		resp, err := dst.CopyFromURL(ctx, src.URL(), &blob.CopyFromURLOptions{SourceContentMD5: sum[:]})
+		resp, err := dst.CopyFromURL(ctx, readableURL(t, src), &blob.CopyFromURLOptions{SourceContentMD5: sum[:]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +222,7 @@ func TestCopySourceChecks(t *testing.T) {
 			t.Fatalf("Copy Blob From URL answered Content-MD5 %x, want %x", resp.ContentMD5, sum)
 		}
 		bad := md5.Sum([]byte("something else"))
-		_, err = dst.CopyFromURL(ctx, src.URL(), &blob.CopyFromURLOptions{SourceContentMD5: bad[:]})
+		_, err = dst.CopyFromURL(ctx, readableURL(t, src), &blob.CopyFromURLOptions{SourceContentMD5: bad[:]})
 		wantStatus(t, err, 400, "Md5Mismatch")
 
 		a := c.NewAppendBlobClient("a")
@@ -230,6 +230,11 @@ func TestCopySourceChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = a.AppendBlockFromURL(ctx, src.URL(), &appendblob.AppendBlockFromURLOptions{CopySourceAuthorization: to.Ptr("Bearer faketoken")})
+		if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") {
+			t.Fatalf("Append Block From URL with a made-up source token: %v", err)
+		}
+		// Nor does the request's own key authorize a source read as a client would read it.
+		_, err = a.AppendBlockFromURL(ctx, src.URL(), nil)
 		if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") {
 			t.Fatalf("Append Block From URL with a made-up source token: %v", err)
 		}
@@ -304,7 +309,8 @@ func TestFromURLAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.NewBlockBlobClient("dst").UploadBlobFromURL(ctx, src.URL(), &blockblob.UploadBlobFromURLOptions{
+		srcURL := readableURL(t, src)
+		_, err = c.NewBlockBlobClient("dst").UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{
 			SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfNoneMatch: up.ETag},
 		})
 		if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") || !strings.Contains(err.Error(), "304") {
@@ -314,15 +320,15 @@ func TestFromURLAnswers(t *testing.T) {
 		sum := md5.Sum(data)
 		crc := structmsgCRC(data)
 		dst := c.NewBlockBlobClient("staged")
-		resp, err := dst.StageBlockFromURL(ctx, blockIDs(1)[0], src.URL(), &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeMD5(sum[:])})
+		resp, err := dst.StageBlockFromURL(ctx, blockIDs(1)[0], srcURL, &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeMD5(sum[:])})
 		if err != nil || !bytes.Equal(resp.ContentMD5, sum[:]) {
 			t.Fatalf("Put Block From URL with a source MD5: %x, %v", resp.ContentMD5, err)
 		}
-		resp, err = dst.StageBlockFromURL(ctx, blockIDs(2)[1], src.URL(), &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeCRC64(crc)})
+		resp, err = dst.StageBlockFromURL(ctx, blockIDs(2)[1], srcURL, &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeCRC64(crc)})
 		if err != nil || !bytes.Equal(resp.ContentCRC64, crc) {
 			t.Fatalf("Put Block From URL with a source CRC-64: %x, %v", resp.ContentCRC64, err)
 		}
-		_, err = dst.StageBlockFromURL(ctx, blockIDs(3)[2], src.URL(), &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeCRC64(make([]byte, 8))})
+		_, err = dst.StageBlockFromURL(ctx, blockIDs(3)[2], srcURL, &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeCRC64(make([]byte, 8))})
 		wantStatus(t, err, 400, "Crc64Mismatch")
 
 		deleteOnly, err := src.GetSASURL(sas.BlobPermissions{Delete: true}, time.Now().Add(time.Hour), nil)
@@ -340,7 +346,7 @@ func TestFromURLAnswers(t *testing.T) {
 		if _, err := p.Create(ctx, 1024, nil); err != nil {
 			t.Fatal(err)
 		}
-		pr, err := p.UploadPagesFromURL(ctx, src.URL(), 0, 0, 1024, &pageblob.UploadPagesFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeMD5(sum[:])})
+		pr, err := p.UploadPagesFromURL(ctx, srcURL, 0, 0, 1024, &pageblob.UploadPagesFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeMD5(sum[:])})
 		if err != nil || !bytes.Equal(pr.ContentMD5, sum[:]) {
 			t.Fatalf("Put Page From URL with a source MD5: %x, %v", pr.ContentMD5, err)
 		}
@@ -418,12 +424,12 @@ func TestCustomerProvidedKeys(t *testing.T) {
 
 		// A copy source written with a key is read with it only.
 		dst := c.NewBlockBlobClient("copy")
-		_, err = dst.UploadBlobFromURL(ctx, b.URL(), nil)
+		_, err = dst.UploadBlobFromURL(ctx, readableURL(t, b), nil)
 		if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") {
 			t.Fatalf("Put Blob From URL of a keyed source without its key: %v", err)
 		}
 		source := &blob.SourceCPKInfo{SourceEncryptionKey: mine.EncryptionKey, SourceEncryptionKeySHA256: mine.EncryptionKeySHA256, SourceEncryptionAlgorithm: mine.EncryptionAlgorithm}
-		if _, err := dst.UploadBlobFromURL(ctx, b.URL(), &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: source}); err != nil {
+		if _, err := dst.UploadBlobFromURL(ctx, readableURL(t, b), &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: source}); err != nil {
 			t.Fatalf("Put Blob From URL with the source's key: %v", err)
 		}
 		if got := readBlob(t, dst.BlobClient(), nil); string(got) != "data" {

@@ -284,11 +284,16 @@ func TestSDKCopies(t *testing.T) {
 		}
 		_, err = dst.NewBlobClient("copy").AbortCopyFromURL(ctx, *copied.CopyID, nil)
 		wantStatus(t, err, 409, "NoPendingCopyOperation")
-		if _, err := dst.NewBlockBlobClient("fromurl").UploadBlobFromURL(ctx, srcURL, nil); err != nil {
+		// Put Blob From URL reads its source as a client would: the request's own key
+		// authorizes nothing there (azblob's live TestPutBlobFromURLNegative).
+		_, err = dst.NewBlockBlobClient("fromurl").UploadBlobFromURL(ctx, srcURL, nil)
+		wantStatus(t, err, 401, "CannotVerifyCopySource")
+		sasURL := readableURL(t, src.NewBlobClient("big"))
+		if _, err := dst.NewBlockBlobClient("fromurl").UploadBlobFromURL(ctx, sasURL, nil); err != nil {
 			t.Fatal(err)
 		}
 		staged := dst.NewBlockBlobClient("staged")
-		if _, err := staged.StageBlockFromURL(ctx, blockIDs(1)[0], srcURL, &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 100, Count: 1000}}); err != nil {
+		if _, err := staged.StageBlockFromURL(ctx, blockIDs(1)[0], sasURL, &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 100, Count: 1000}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := staged.CommitBlockList(ctx, blockIDs(1), nil); err != nil {

@@ -80,7 +80,7 @@ func (s *Server) putPage(rq *request) error {
 		}
 		return invalidHeader("x-ms-page-write", write, "not update or clear")
 	case h.Get("x-ms-copy-source") != "":
-		src, err := s.copySource(rq)
+		src, err := s.copySource(rq, true)
 		if err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (s *Server) appendBlock(rq *request) error {
 	var res blob.AppendResult
 	answerMD5 := false // Content-MD5 goes back to a request that sent one to check
 	if h.Get("x-ms-copy-source") != "" {
-		src, err := s.copySource(rq)
+		src, err := s.copySource(rq, true)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/blob"
@@ -125,3 +127,16 @@ func blockIDs(n int) []string {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// readableURL is the blob's URL with a SAS that reads it: what a copy source of Copy Blob From
+// URL and the *From URL operations needs, even in the same account.
+func readableURL(t testing.TB, b interface {
+	GetSASURL(sas.BlobPermissions, time.Time, *azblobblob.GetSASURLOptions) (string, error)
+}) string {
+	t.Helper()
+	u, err := b.GetSASURL(sas.BlobPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
