@@ -134,6 +134,16 @@ type blobRecord struct {
 	data []byte
 }
 
+// tierChangedAt is a new record's TierChanged: a tier given when the blob is written counts
+// as a change (azblob's recorded TestBlobDeleteAccessTier* read x-ms-access-tier-change-time
+// after a Put Blob with x-ms-access-tier).
+func tierChangedAt(tier string, now time.Time) int64 {
+	if tier == "" {
+		return 0
+	}
+	return now.UnixNano()
+}
+
 // inlineLimit is the largest Put Blob whose bytes stay in the blob's record. Below it a
 // write is one commit (one WAL sync, or one transaction) and a read one point lookup, where
 // an object costs a file or large-object write with its own sync, plus a record; 4 KiB blobs

@@ -278,15 +278,16 @@ func (s *Service) PutBlockList(ctx context.Context, p Path, list []BlockListEntr
 		var b batch
 		s.retireStaging(&st, srec, staging, &b)
 		next := blobRecord{
-			Type:     BlockBlob,
-			Props:    put.Properties,
-			Metadata: o.Metadata,
-			Tags:     o.Tags,
-			Tier:     put.Tier,
-			Created:  now.UnixNano(),
-			Content:  randomID(),
-			Blocks:   len(blocks),
-			KeySHA:   o.Conditions.customerKey(),
+			Type:        BlockBlob,
+			Props:       put.Properties,
+			Metadata:    o.Metadata,
+			Tags:        o.Tags,
+			Tier:        put.Tier,
+			TierChanged: tierChangedAt(put.Tier, now),
+			Created:     now.UnixNano(),
+			Content:     randomID(),
+			Blocks:      len(blocks),
+			KeySHA:      o.Conditions.customerKey(),
 		}
 		if err := s.keepReplaced(ctx, &st, BlockBlob, now, &b); err != nil {
 			return nil, err

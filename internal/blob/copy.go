@@ -131,7 +131,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		if o.Metadata != nil {
 			next.Metadata = o.Metadata
 		}
-		next.Tags, next.Tier, next.TierChanged = o.Tags, tier, 0
+		next.Tags, next.Tier, next.TierChanged = o.Tags, tier, tierChangedAt(tier, now)
 		if o.Seal != nil {
 			next.Sealed = *o.Seal
 		}
@@ -280,7 +280,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 			return next, err
 		}
 		next.Type, next.Sequence, next.Sealed, next.Copy = BlockBlob, 0, false, nil
-		next.Metadata, next.Tags, next.Tier = put.Metadata, put.Tags, put.Tier
+		next.Metadata, next.Tags, next.Tier, next.TierChanged = put.Metadata, put.Tags, put.Tier, tierChangedAt(put.Tier, now)
 		if o.Properties != nil {
 			next.Props = put.Properties
 		}

@@ -253,13 +253,14 @@ func (s *Service) PutBlob(ctx context.Context, p Path, body io.Reader, size int6
 		var b batch
 		s.retireStaging(&st, srec, staging, &b)
 		next := blobRecord{
-			Type:     o.Type,
-			Props:    props,
-			Metadata: o.Metadata,
-			Tags:     o.Tags,
-			Tier:     o.Tier,
-			Created:  now.UnixNano(),
-			KeySHA:   o.Conditions.customerKey(),
+			Type:        o.Type,
+			Props:       props,
+			Metadata:    o.Metadata,
+			Tags:        o.Tags,
+			Tier:        o.Tier,
+			TierChanged: tierChangedAt(o.Tier, now),
+			Created:     now.UnixNano(),
+			KeySHA:      o.Conditions.customerKey(),
 		}
 		if err := s.keepReplaced(ctx, &st, o.Type, now, &b); err != nil {
 			return nil, err

@@ -124,6 +124,14 @@ func TestTierAndSnapshotAnswers(t *testing.T) {
 		}
 		_, err := b.SetTier(ctx, blob.AccessTier("nothing"), nil)
 		wantStatus(t, err, 400, "InvalidHeaderValue")
+		// A tier given with the upload counts as set (TestBlobDeleteAccessTierIfModifiedSinceTrue).
+		tiered := c.NewBlockBlobClient("tiered")
+		if _, err := tiered.Upload(ctx, streaming.NopCloser(strings.NewReader("x")), &blockblob.UploadOptions{Tier: to.Ptr(blob.AccessTierHot)}); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := tiered.GetProperties(ctx, nil); err != nil || p.AccessTierChangeTime == nil || p.AccessTierInferred != nil {
+			t.Fatalf("after Put Blob with x-ms-access-tier: changed %v, inferred %v, %v", p.AccessTierChangeTime, p.AccessTierInferred, err)
+		}
 		before := time.Now().Add(-time.Second)
 		if _, err := b.SetTier(ctx, blob.AccessTierCool, nil); err != nil {
 			t.Fatal(err)
@@ -136,7 +144,7 @@ func TestTierAndSnapshotAnswers(t *testing.T) {
 		if d.AccessTier == nil || *d.AccessTier != "Cool" || d.AccessTierChangeTime == nil || d.AccessTierChangeTime.Before(before) {
 			t.Fatalf("Get Blob after Set Blob Tier: tier %v, changed %v", d.AccessTier, d.AccessTierChangeTime)
 		}
-		page, err := c.NewListBlobsFlatPager(nil).NextPage(ctx)
+		page, err := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("b")}).NextPage(ctx)
 		if err != nil || len(page.Segment.BlobItems) != 1 {
 			t.Fatal(err)
 		}
