@@ -448,3 +448,39 @@ func TestCustomerProvidedKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockListAnswers follows TestBlobPutBlockListModifyBlob and
+// TestBlobPutBlockListIfModifiedSinceFalse.
+func TestBlockListAnswers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("lists")
+		b := c.NewBlockBlobClient("b")
+		long := base64.StdEncoding.EncodeToString([]byte("a-block-id-of-some-length"))
+		if _, err := b.StageBlock(ctx, long, streaming.NopCloser(strings.NewReader("old")), nil); err != nil {
+			t.Fatal(err)
+		}
+		// Blocks staged, none committed: an uncommitted blob last modified now.
+		future := time.Now().Add(time.Hour)
+		_, err := b.CommitBlockList(ctx, []string{long}, &blockblob.CommitBlockListOptions{AccessConditions: &blob.AccessConditions{
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfModifiedSince: &future}}})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		past := time.Now().Add(-time.Hour)
+		if _, err := b.CommitBlockList(ctx, []string{long}, &blockblob.CommitBlockListOptions{AccessConditions: &blob.AccessConditions{
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfModifiedSince: &past}}}); err != nil {
+			t.Fatal(err)
+		}
+		// After the commit, ids of another length.
+		for _, id := range []string{"0001", "0011"} {
+			if _, err := b.StageBlock(ctx, id, streaming.NopCloser(strings.NewReader("new")), nil); err != nil {
+				t.Fatalf("staging %s after a commit of longer ids: %v", id, err)
+			}
+		}
+		if _, err := b.CommitBlockList(ctx, []string{"0001", "0011"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := readBlob(t, b.BlobClient(), nil); string(got) != "newnew" {
+			t.Fatalf("read %q", got)
+		}
+	})
+}
