@@ -33,11 +33,12 @@ var (
 	OpListBlobs              = &Operation{Name: "List Blobs", Service: Blob, ResourceType: 'c', Permissions: []string{"l"}, ServicePermissions: []string{"l"}, Public: "container"}
 	OpFindBlobsInContainer   = &Operation{Name: "Find Blobs by Tags in Container", Service: Blob, ResourceType: 'c', Permissions: []string{"f"}, ServicePermissions: []string{"f"}}
 
-	// Creating a blob needs c or w; overwriting one needs w, which the HTTP layer checks with
-	// OpOverwriteBlob once it knows the blob exists.
+	// Creating a blob (Put Blob, Put Block, Put Block List, copies) needs c or w; overwriting
+	// one needs w: the HTTP layer asks OpOverwriteBlob, and without it the write may only
+	// create (403 UnauthorizedBlobOverwrite once the blob is found to exist).
 	OpPutBlob            = blobOp("Put Blob", "cw")
 	OpOverwriteBlob      = blobOp("Put Blob (overwrite)", "w")
-	OpPutBlock           = blobOp("Put Block", "w")
+	OpPutBlock           = blobOp("Put Block", "cw")
 	OpPutBlockList       = blobOp("Put Block List", "cw")
 	OpCopyBlob           = blobOp("Copy Blob", "cw")
 	OpAbortCopyBlob      = blobOp("Abort Copy Blob", "w")

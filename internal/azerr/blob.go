@@ -42,6 +42,7 @@ const (
 	MD5Mismatch                               Code = "Md5Mismatch"
 	CRC64Mismatch                             Code = "Crc64Mismatch"
 	BlobUsesCustomerSpecifiedEncryption       Code = "BlobUsesCustomerSpecifiedEncryption"
+	UnauthorizedBlobOverwrite                 Code = "UnauthorizedBlobOverwrite"
 	BlobDoesNotUseCustomerSpecifiedEncryption Code = "BlobDoesNotUseCustomerSpecifiedEncryption"
 	BlobCustomerSpecifiedEncryptionMismatch   Code = "BlobCustomerSpecifiedEncryptionMismatch"
 	InvalidMD5                                Code = "InvalidMd5"
@@ -103,6 +104,7 @@ var blobDefaults = map[Code]defaultOf{
 	InvalidOperation:                          {400, "Invalid operation against a blob snapshot."},
 	MD5Mismatch:                               {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
 	CRC64Mismatch:                             {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
+	UnauthorizedBlobOverwrite:                 {403, "This request is not authorized to perform blob overwrites."},
 	BlobUsesCustomerSpecifiedEncryption:       {409, "The blob is encrypted with customer specified encryption, but it was not provided in the request."},
 	BlobDoesNotUseCustomerSpecifiedEncryption: {409, "The blob is not encrypted with customer specified encryption, but one was provided in the request."},
 	BlobCustomerSpecifiedEncryptionMismatch:   {409, "The given customer specified encryption does not match the encryption used to encrypt the blob."},

@@ -384,6 +384,9 @@ func (s *Service) checkWriteAccess(st *blobState, leaseID string, cond Condition
 		}
 		return cond.checkWrite(false, "", time.Time{}, nil, kind, azerr.ConditionNotMet)
 	}
+	if cond.NoOverwrite {
+		return azerr.New(azerr.UnauthorizedBlobOverwrite)
+	}
 	if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
 		return err
 	}

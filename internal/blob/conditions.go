@@ -41,6 +41,9 @@ type Conditions struct {
 	// a blob written with a key is read and written with that key only, and one written
 	// without takes none (checkCustomerKey). Nil for the operations that take no key.
 	CustomerKey *string
+	// NoOverwrite says the request's credential may create the blob but not replace it (a
+	// SAS with c and not w): an existing blob is 403 UnauthorizedBlobOverwrite.
+	NoOverwrite bool
 }
 
 // checkCustomerKey compares the request's customer-provided key with the one an existing

@@ -43,6 +43,7 @@ func (s *Server) putBlob(rq *request) error {
 	if err != nil {
 		return err
 	}
+	o.Conditions.NoOverwrite = rq.createOnly()
 	if o.Properties, _, err = blobProperties(h, true); err != nil {
 		return err
 	}
@@ -234,6 +235,7 @@ func (s *Server) copyBlob(rq *request) error {
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}
+	o.Conditions.NoOverwrite = rq.createOnly()
 	b, err := s.svc.CopyBlob(rq.ctx, rq.path(), src, o)
 	if err != nil {
 		return err
@@ -276,6 +278,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
+	o.Conditions.NoOverwrite = rq.createOnly()
 	b, err := s.svc.PutBlobFromURL(rq.ctx, rq.path(), src, o)
 	if err != nil {
 		return err

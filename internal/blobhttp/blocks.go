@@ -49,6 +49,9 @@ func (s *Server) putBlock(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.refuseOverwrite(rq); err != nil {
+		return err
+	}
 	sums, err := s.svc.PutBlock(rq.ctx, rq.path(), id, body, body.size, leaseID(h), sent)
 	if err != nil {
 		return err
@@ -86,6 +89,9 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	}
 	r, err := sourceRange(h)
 	if err != nil {
+		return err
+	}
+	if err := s.refuseOverwrite(rq); err != nil {
 		return err
 	}
 	o := blob.BlockFromURLOptions{LeaseID: leaseID(h)}
@@ -132,6 +138,7 @@ func (s *Server) putBlockList(rq *request) error {
 	if err != nil {
 		return err
 	}
+	o.Conditions.NoOverwrite = rq.createOnly()
 	if o.Properties, _, err = blobProperties(h, false); err != nil {
 		return err
 	}

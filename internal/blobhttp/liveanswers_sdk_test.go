@@ -484,3 +484,42 @@ func TestBlockListAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateOnlySAS follows TestStageBlockWithUDSCreatePermission and its OverwriteFails
+// twin: a SAS with c and not w creates blobs and never replaces one.
+func TestCreateOnlySAS(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("create")
+		existing := c.NewBlockBlobClient("existing")
+		if _, err := existing.UploadBuffer(ctx, []byte("old"), nil); err != nil {
+			t.Fatal(err)
+		}
+		createOnly := func(b *blockblob.Client) *blockblob.Client {
+			u, err := b.GetSASURL(sas.BlobPermissions{Create: true}, time.Now().Add(time.Hour), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := blockblob.NewClientWithNoCredential(u, &blockblob.ClientOptions{ClientOptions: clientOptions().ClientOptions})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cl
+		}
+		fresh := createOnly(c.NewBlockBlobClient("fresh"))
+		if _, err := fresh.StageBlock(ctx, blockIDs(1)[0], streaming.NopCloser(strings.NewReader("new")), nil); err != nil {
+			t.Fatalf("Put Block of a new blob with c: %v", err)
+		}
+		if _, err := fresh.CommitBlockList(ctx, blockIDs(1), nil); err != nil {
+			t.Fatalf("Put Block List of a new blob with c: %v", err)
+		}
+		over := createOnly(existing)
+		_, err := over.StageBlock(ctx, blockIDs(1)[0], streaming.NopCloser(strings.NewReader("new")), nil)
+		wantStatus(t, err, 403, "UnauthorizedBlobOverwrite")
+		_, err = over.Upload(ctx, streaming.NopCloser(strings.NewReader("new")), nil)
+		wantStatus(t, err, 403, "UnauthorizedBlobOverwrite")
+		if got := readBlob(t, existing.BlobClient(), nil); string(got) != "old" {
+			t.Fatalf("the existing blob holds %q", got)
+		}
+	})
+}

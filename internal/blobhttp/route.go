@@ -7,6 +7,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/blob"
 )
 
 // parsePath splits the resource path into container and blob (blob.md §1.1): the first
@@ -278,6 +279,24 @@ func (s *Server) run(rq *request, op *auth.Operation, h handler) error {
 		return err
 	}
 	return h(rq)
+}
+
+// createOnly reports whether the request's credential may create the blob it names but not
+// replace it (a SAS with c and not w): the write must then find no blob there.
+func (rq *request) createOnly() bool {
+	return rq.grant.Authorize(auth.OpOverwriteBlob, auth.Target{Name: rq.container, Blob: rq.blob}) != nil
+}
+
+// refuseOverwrite answers a create-only request for a blob that exists (Put Block, which
+// the store does not judge): 403 UnauthorizedBlobOverwrite.
+func (s *Server) refuseOverwrite(rq *request) error {
+	if !rq.createOnly() {
+		return nil
+	}
+	if _, err := s.svc.GetBlobProperties(rq.ctx, rq.path(), "", blob.Conditions{}); err == nil {
+		return azerr.New(azerr.UnauthorizedBlobOverwrite)
+	}
+	return nil
 }
 
 func unknownOperation(rq *request, restype, comp string) error {
