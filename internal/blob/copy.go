@@ -96,6 +96,9 @@ type CopyOptions struct {
 	// SourceMD5 (x-ms-source-content-md5), when not nil, must be the MD5 of the source's
 	// content (400 Md5Mismatch).
 	SourceMD5 []byte
+	// CopyTags (x-ms-copy-source-tag-option: COPY, Copy Blob From URL) gives the copy the
+	// source's tags instead of Tags.
+	CopyTags bool
 }
 
 // CopyBlob copies src (a blob or snapshot of dst's account) over dst: type, bytes, content
@@ -132,6 +135,9 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 			next.Metadata = o.Metadata
 		}
 		next.Tags, next.Tier, next.TierChanged = o.Tags, tier, tierChangedAt(tier, now)
+		if o.CopyTags {
+			next.Tags = srcSt.b.Tags
+		}
 		if o.Seal != nil {
 			next.Sealed = *o.Seal
 		}
@@ -246,6 +252,9 @@ type PutBlobFromURLOptions struct {
 	Properties *ContentProperties
 	Metadata   Metadata
 	Tags       Tags
+	// CopyTags (x-ms-copy-source-tag-option: COPY) gives the blob the source's tags instead
+	// of Tags.
+	CopyTags   bool
 	Tier       string
 	LeaseID    string
 	Conditions Conditions
@@ -280,7 +289,11 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 			return next, err
 		}
 		next.Type, next.Sequence, next.Sealed, next.Copy = BlockBlob, 0, false, nil
-		next.Metadata, next.Tags, next.Tier, next.TierChanged = put.Metadata, put.Tags, put.Tier, tierChangedAt(put.Tier, now)
+		tags := put.Tags
+		if o.CopyTags {
+			tags = srcSt.b.Tags
+		}
+		next.Metadata, next.Tags, next.Tier, next.TierChanged = put.Metadata, tags, put.Tier, tierChangedAt(put.Tier, now)
 		if o.Properties != nil {
 			next.Props = put.Properties
 		}

@@ -197,6 +197,19 @@ func (s *Server) sourceOptions(h http.Header) blob.SourceOptions {
 	return blob.SourceOptions{LeaseID: h.Get("x-ms-source-lease-id"), Conditions: conditions(h, "x-ms-source-")}
 }
 
+// copyTags reads x-ms-copy-source-tag-option: COPY gives the copy the source's tags, REPLACE
+// (the default) those of x-ms-tags.
+func copyTags(h http.Header) (bool, error) {
+	switch v := h.Get("x-ms-copy-source-tag-option"); {
+	case v == "" || strings.EqualFold(v, "REPLACE"):
+		return false, nil
+	case strings.EqualFold(v, "COPY"):
+		return true, nil
+	default:
+		return false, invalidHeader("x-ms-copy-source-tag-option", v, "not COPY or REPLACE")
+	}
+}
+
 // fetchedSource is the source of a *From URL operation, which reads it as a GET would.
 func (s *Server) fetchedSource(h http.Header) (blob.SourceOptions, error) {
 	o := s.sourceOptions(h)
@@ -236,6 +249,9 @@ func (s *Server) copyBlob(rq *request) error {
 		return err
 	}
 	o.Conditions.NoOverwrite = rq.createOnly()
+	if o.CopyTags, err = copyTags(h); err != nil {
+		return err
+	}
 	b, err := s.svc.CopyBlob(rq.ctx, rq.path(), src, o)
 	if err != nil {
 		return err
@@ -279,6 +295,9 @@ func (s *Server) putBlobFromURL(rq *request) error {
 		return err
 	}
 	o.Conditions.NoOverwrite = rq.createOnly()
+	if o.CopyTags, err = copyTags(h); err != nil {
+		return err
+	}
 	b, err := s.svc.PutBlobFromURL(rq.ctx, rq.path(), src, o)
 	if err != nil {
 		return err

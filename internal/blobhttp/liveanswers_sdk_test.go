@@ -523,3 +523,30 @@ func TestCreateOnlySAS(t *testing.T) {
 		}
 	})
 }
+
+// TestCopySourceTagOption follows TestPutBlobFromURLWithCopySourceTagsCopy.
+func TestCopySourceTagOption(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("tagcopy")
+		src, dst := c.NewBlockBlobClient("src"), c.NewBlockBlobClient("dst")
+		for _, b := range []*blockblob.Client{src, dst} {
+			if _, err := b.UploadBuffer(ctx, []byte("x"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := src.SetTags(ctx, map[string]string{"source": "tags"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dst.SetTags(ctx, map[string]string{"dest": "tags"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dst.UploadBlobFromURL(ctx, readableURL(t, src), &blockblob.UploadBlobFromURLOptions{CopySourceTags: to.Ptr(blockblob.BlobCopySourceTagsCopy)}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := dst.GetTags(ctx, nil)
+		if err != nil || len(got.BlobTagSet) != 1 || *got.BlobTagSet[0].Key != "source" {
+			t.Fatalf("tags after Put Blob From URL with COPY: %v", err)
+		}
+	})
+}
