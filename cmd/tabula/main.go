@@ -95,6 +95,7 @@ type config struct {
 	inMemory         bool
 	storeURL         string
 	storeWait        time.Duration
+	rehydrateAfter   time.Duration
 	accounts         string
 	consoleAddr      string
 	limits           server.Limits
@@ -153,6 +154,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	durationFlag(fs, &envErrs, &c.limits.BodyStallTimeout, "body-stall-timeout", "TABULA_BODY_STALL_TIMEOUT", d.BodyStallTimeout, "longest pause between two pieces of a request body before the request is cut (408)")
 	durationFlag(fs, &envErrs, &c.limits.IdleTimeout, "idle-timeout", "TABULA_IDLE_TIMEOUT", d.IdleTimeout, "closes keep-alive connections idle this long")
 	durationFlag(fs, &envErrs, &c.limits.ShutdownGrace, "shutdown-grace", "TABULA_SHUTDOWN_GRACE", d.ShutdownGrace, "how long a shutdown lets requests in flight finish before closing their connections")
+	durationFlag(fs, &envErrs, &c.rehydrateAfter, "rehydrate-after", "TABULA_REHYDRATE_AFTER", blob.DefaultRehydrateAfter, "how long a blob moved out of the Archive tier stays there, being rehydrated (Azure: hours)")
 	intFlag(fs, &envErrs, &c.limits.MaxConnections, "max-connections", "TABULA_MAX_CONNECTIONS", d.MaxConnections, "connections open at once over all endpoints; idle ones are closed to make room, then new ones wait")
 	intFlag(fs, &envErrs, &c.limits.MaxHeaderBytes, "max-header-bytes", "TABULA_MAX_HEADER_BYTES", d.MaxHeaderBytes, "largest request header block accepted")
 	if err := fs.Parse(args); err != nil {
@@ -364,6 +366,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		tableHandler.Throttle = throttle.New(float64(c.partitionRate), float64(c.accountRate))
 	}
 	blobs := blob.New(st, st)
+	blobs.RehydrateAfter = c.rehydrateAfter
 	queues := queue.New(st, queue.Options{})
 	// The services, in the order of their ports; each is named in the connection string by
 	// its endpoint keyword.

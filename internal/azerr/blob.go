@@ -43,6 +43,8 @@ const (
 	CRC64Mismatch                             Code = "Crc64Mismatch"
 	BlobUsesCustomerSpecifiedEncryption       Code = "BlobUsesCustomerSpecifiedEncryption"
 	UnauthorizedBlobOverwrite                 Code = "UnauthorizedBlobOverwrite"
+	BlobArchived                              Code = "BlobArchived"
+	BlobBeingRehydrated                       Code = "BlobBeingRehydrated"
 	BlobDoesNotUseCustomerSpecifiedEncryption Code = "BlobDoesNotUseCustomerSpecifiedEncryption"
 	BlobCustomerSpecifiedEncryptionMismatch   Code = "BlobCustomerSpecifiedEncryptionMismatch"
 	InvalidMD5                                Code = "InvalidMd5"
@@ -105,6 +107,8 @@ var blobDefaults = map[Code]defaultOf{
 	MD5Mismatch:                               {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
 	CRC64Mismatch:                             {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	UnauthorizedBlobOverwrite:                 {403, "This request is not authorized to perform blob overwrites."},
+	BlobArchived:                              {409, "This operation is not permitted on an archived blob."},
+	BlobBeingRehydrated:                       {409, "This operation is not permitted because the blob is being rehydrated."},
 	BlobUsesCustomerSpecifiedEncryption:       {409, "The blob is encrypted with customer specified encryption, but it was not provided in the request."},
 	BlobDoesNotUseCustomerSpecifiedEncryption: {409, "The blob is not encrypted with customer specified encryption, but one was provided in the request."},
 	BlobCustomerSpecifiedEncryptionMismatch:   {409, "The given customer specified encryption does not match the encryption used to encrypt the blob."},

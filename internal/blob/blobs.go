@@ -87,7 +87,11 @@ type Blob struct {
 	// EncryptionKeySHA256 is the SHA-256 of the customer-provided key the blob was written
 	// with, "" for none.
 	EncryptionKeySHA256 string
-	Tags                Tags
+	// ArchiveStatus (rehydrate-pending-to-hot, -cool or -cold) and RehydratePriority
+	// (Standard or High) describe an Archive blob on its way back to an online tier.
+	ArchiveStatus     string
+	RehydratePriority string
+	Tags              Tags
 	// Uncommitted marks a listing entry for a blob that has only uncommitted blocks.
 	Uncommitted bool
 	// Deleted marks a soft-deleted blob or snapshot (listings with include=deleted): deleted
@@ -125,7 +129,9 @@ type blobRecord struct {
 	// KeySHA is the SHA-256 (base64) of the customer-provided key the content was written
 	// with, "" for none. Nothing is encrypted: the key only decides who may read and write.
 	KeySHA string `json:"cpk,omitempty"`
-	Tags   Tags   `json:"tags,omitempty"`
+	// Rehydrate is an Archive blob's pending move to an online tier (settle completes it).
+	Rehydrate *rehydration `json:"rehydrate,omitempty"`
+	Tags      Tags         `json:"tags,omitempty"`
 	// Deleted (Unix nanoseconds) marks a soft-deleted blob or snapshot, kept until Expires
 	// (softdelete.go).
 	Deleted int64 `json:"deleted,omitempty"`
@@ -177,7 +183,34 @@ func decodeBlob(rec *store.Record) (blobRecord, error) {
 	return b, nil
 }
 
+// rehydration is an Archive blob's move to an online tier: asked for by Set Blob Tier, done
+// at Done (Service.RehydrateAfter later). Until then the blob stays in Archive.
+type rehydration struct {
+	To       string `json:"to"`
+	Priority string `json:"priority"`
+	Done     int64  `json:"done"` // Unix nanoseconds
+}
+
+// settle completes a rehydration whose time has come: the blob is then in its new tier,
+// changed at the time the rehydration was done.
+func (b *blobRecord) settle(now time.Time) {
+	if r := b.Rehydrate; r != nil && now.UnixNano() >= r.Done {
+		b.Tier, b.TierChanged, b.Rehydrate = r.To, r.Done, nil
+	}
+}
+
+// archived reports whether the blob's content cannot be read or changed now: it is in the
+// Archive tier, or still on its way out of it.
+func (b *blobRecord) archived(now time.Time) bool {
+	r := *b
+	r.settle(now)
+	return r.Tier == "Archive"
+}
+
 func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
+	settled := *b
+	settled.settle(now)
+	b = &settled
 	out := Blob{
 		Name:                name,
 		Snapshot:            snapshot,
@@ -207,6 +240,9 @@ func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
 	}
 	if b.TierChanged != 0 {
 		out.AccessTierChanged = time.Unix(0, b.TierChanged).UTC()
+	}
+	if r := b.Rehydrate; r != nil {
+		out.ArchiveStatus, out.RehydratePriority = "rehydrate-pending-to-"+strings.ToLower(r.To), r.Priority
 	}
 	if b.Deleted != 0 {
 		out.Lease = LeaseInfo{}
@@ -452,6 +488,9 @@ func (s *Service) changeBlob(ctx context.Context, p Path, leaseID string, cond C
 		if err := s.checkWriteAccess(&st, leaseID, cond, modify, now); err != nil {
 			return nil, err
 		}
+		if st.b.archived(now) {
+			return nil, azerr.New(azerr.BlobArchived)
+		}
 		var b batch
 		if err := change(&st, &b); err != nil {
 			return nil, err
@@ -599,18 +638,44 @@ func (s *Service) LeaseBlob(ctx context.Context, p Path, req LeaseRequest, cond 
 // accessTiers are the tiers of a standard account's block blobs.
 var accessTiers = map[string]string{"hot": "Hot", "cool": "Cool", "cold": "Cold", "archive": "Archive"}
 
+// SetTierOptions is one Set Blob Tier request.
+type SetTierOptions struct {
+	// Tier is x-ms-access-tier: Hot, Cool, Cold or Archive, in any case.
+	Tier    string
+	LeaseID string
+	// Priority is x-ms-rehydrate-priority for a move out of Archive: Standard (the
+	// default) or High.
+	Priority string
+}
+
 // SetBlobTier sets a block blob's (or snapshot's) access tier: Hot, Cool, Cold or Archive
 // (another name is a malformed x-ms-access-tier, 400 InvalidHeaderValue, as the real service
-// answers; other blob kinds: 409 InvalidBlobType). The tier is kept
-// and reported; it changes neither ETag nor Last-Modified, and an Archive blob stays readable.
-func (s *Service) SetBlobTier(ctx context.Context, p Path, tier, leaseID string) error {
-	canonical, ok := accessTiers[strings.ToLower(tier)]
+// answers; other blob kinds: 409 InvalidBlobType). The tier is kept and reported; it changes
+// neither ETag nor Last-Modified. An Archive blob's content can be neither read nor changed
+// (409 BlobArchived); moving it to an online tier is a rehydration, which leaves it in Archive
+// (archive status rehydrate-pending-to-…) for RehydrateAfter, and reports rehydrating: the
+// real service answers 202 Accepted. A blob being rehydrated cannot be sent to another
+// online tier (409 BlobBeingRehydrated); sending it back to Archive ends the rehydration.
+func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (rehydrating bool, err error) {
+	canonical, ok := accessTiers[strings.ToLower(o.Tier)]
 	if !ok {
-		e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-access-tier %q is not Hot, Cool, Cold or Archive.", tier)
-		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-access-tier"}, {Name: "HeaderValue", Value: tier}}
-		return e
+		e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-access-tier %q is not Hot, Cool, Cold or Archive.", o.Tier)
+		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-access-tier"}, {Name: "HeaderValue", Value: o.Tier}}
+		return false, e
 	}
-	return s.update(ctx, func() ([]store.Mutation, error) {
+	priority := "Standard"
+	switch strings.ToLower(o.Priority) {
+	case "", "standard":
+	case "high":
+		priority = "High"
+	default:
+		e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-rehydrate-priority %q is not Standard or High.", o.Priority)
+		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-rehydrate-priority"}, {Name: "HeaderValue", Value: o.Priority}}
+		return false, e
+	}
+	leaseID := o.LeaseID
+	err = s.update(ctx, func() ([]store.Mutation, error) {
+		rehydrating = false
 		st, err := s.loadExisting(ctx, p)
 		if err != nil {
 			return nil, err
@@ -623,12 +688,23 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, tier, leaseID string)
 		if st.b.Type != BlockBlob {
 			return nil, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Access tiers apply to block blobs.")
 		}
-		if st.b.Tier != canonical {
-			st.b.Tier, st.b.TierChanged = canonical, s.Now().UnixNano()
+		now := s.Now()
+		st.b.settle(now)
+		switch {
+		case st.b.Rehydrate != nil && canonical != "Archive":
+			return nil, azerr.New(azerr.BlobBeingRehydrated)
+		case st.b.Rehydrate != nil:
+			st.b.Rehydrate = nil
+		case st.b.Tier == "Archive" && canonical != "Archive":
+			st.b.Rehydrate = &rehydration{To: canonical, Priority: priority, Done: now.Add(s.RehydrateAfter).UnixNano()}
+			rehydrating = true
+		case st.b.Tier != canonical:
+			st.b.Tier, st.b.TierChanged = canonical, now.UnixNano()
 		}
 		m, err := s.put(&st, &st.b)
 		return m, err
 	})
+	return rehydrating, err
 }
 
 // ValidateTags applies Azure's index tag rules: at most 10 tags, keys of 1–128 and values of

@@ -158,7 +158,10 @@ func TestETagChangesWithWrites(t *testing.T) {
 				return err
 			}, false},
 			{"Set Blob Tags", func() error { return e.s.SetBlobTags(e.ctx, path("b"), Tags{"k": "v"}, idA, Conditions{}) }, false},
-			{"Set Blob Tier", func() error { return e.s.SetBlobTier(e.ctx, path("b"), "cool", idA) }, false},
+			{"Set Blob Tier", func() error {
+				_, err := e.s.SetBlobTier(e.ctx, path("b"), SetTierOptions{Tier: "cool", LeaseID: idA})
+				return err
+			}, false},
 			{"Snapshot", func() error {
 				_, _, err := e.s.SnapshotBlob(e.ctx, path("b"), nil, "", Conditions{})
 				return err

@@ -90,6 +90,9 @@ func (s *Service) GetBlob(ctx context.Context, p Path, o GetBlobOptions) (Downlo
 	if err := checkReadAccess(&st, o.LeaseID, o.Conditions, now); err != nil {
 		return Download{}, err
 	}
+	if st.b.archived(now) {
+		return Download{}, azerr.New(azerr.BlobArchived)
+	}
 	d := Download{Blob: st.public(p, now), Count: st.b.Size}
 	if r := o.Range; r != nil {
 		if r.Start >= st.b.Size {

@@ -91,6 +91,10 @@ type Service struct {
 	// references; an upload older than half of it is refused rather than referenced.
 	OrphanGrace time.Duration
 
+	// RehydrateAfter is how long a blob moved out of the Archive tier stays there, being
+	// rehydrated (Azure takes up to 15 hours, or 1 with High priority).
+	RehydrateAfter time.Duration
+
 	// lastTicks makes the versions and ETags this process hands out strictly increasing.
 	lastTicks atomic.Int64
 
@@ -101,15 +105,20 @@ type Service struct {
 	retentions sync.Map // account → cachedRetention
 }
 
+// DefaultRehydrateAfter is RehydrateAfter unless the server says otherwise: long enough for an
+// application to see a rehydration pending, short enough not to stall a test run.
+const DefaultRehydrateAfter = 10 * time.Second
+
 // New returns a Service over st, keeping large bytes in objects (a backend's Store is both).
 func New(st store.Store, objects store.Objects) *Service {
 	s := &Service{
-		store:       st,
-		objects:     objects,
-		props:       serviceprops.NewStore(st, auth.Blob),
-		Now:         time.Now,
-		Grace:       10 * time.Minute,
-		OrphanGrace: 24 * time.Hour,
+		store:          st,
+		objects:        objects,
+		props:          serviceprops.NewStore(st, auth.Blob),
+		Now:            time.Now,
+		Grace:          10 * time.Minute,
+		OrphanGrace:    24 * time.Hour,
+		RehydrateAfter: DefaultRehydrateAfter,
 	}
 	if _, exclusive := st.(store.Exclusive); exclusive {
 		s.containers = newContainerCache()

@@ -533,8 +533,12 @@ func (s *Server) setBlobTier(rq *request) error {
 	if tier == "" {
 		return missingHeader("x-ms-access-tier")
 	}
-	if err := s.svc.SetBlobTier(rq.ctx, rq.path(), tier, leaseID(h)); err != nil {
+	rehydrating, err := s.svc.SetBlobTier(rq.ctx, rq.path(), blob.SetTierOptions{Tier: tier, LeaseID: leaseID(h), Priority: h.Get("x-ms-rehydrate-priority")})
+	if err != nil {
 		return err
+	}
+	if rehydrating {
+		return rq.done(http.StatusAccepted)
 	}
 	return rq.done(http.StatusOK)
 }

@@ -316,6 +316,10 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 		if !b.AccessTierChanged.IsZero() {
 			h["x-ms-access-tier-change-time"] = httpTime(b.AccessTierChanged)
 		}
+		if b.ArchiveStatus != "" {
+			h["x-ms-archive-status"] = v.one(b.ArchiveStatus)
+			h["x-ms-rehydrate-priority"] = v.one(b.RehydratePriority)
+		}
 	}
 	if b.Snapshot == "" {
 		h["x-ms-server-encrypted"] = trueValue

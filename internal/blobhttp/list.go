@@ -91,6 +91,10 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 		if b.AccessTierInferred {
 			w.elem("AccessTierInferred", "true")
 		}
+		if b.ArchiveStatus != "" {
+			w.elem("ArchiveStatus", b.ArchiveStatus)
+			w.elem("RehydratePriority", b.RehydratePriority)
+		}
 		if !b.AccessTierChanged.IsZero() {
 			w.elem("AccessTierChangeTime", b.AccessTierChanged.Format(http.TimeFormat))
 		}

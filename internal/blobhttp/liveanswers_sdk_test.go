@@ -8,7 +8,9 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"hash/crc64"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -547,6 +549,62 @@ func TestCopySourceTagOption(t *testing.T) {
 		got, err := dst.GetTags(ctx, nil)
 		if err != nil || len(got.BlobTagSet) != 1 || *got.BlobTagSet[0].Key != "source" {
 			t.Fatalf("tags after Put Blob From URL with COPY: %v", err)
+		}
+	})
+}
+
+// TestArchiveAndRehydration follows TestRehydrateStatus and
+// TestSetStandardBlobTierWithRehydratePriority: an Archive blob's content can be neither read
+// nor changed, and moving it to an online tier leaves it in Archive, rehydrating, for a while.
+func TestArchiveAndRehydration(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		// A clock the test moves; the server's goroutines read it (atomically: HTTP round
+		// trips are no synchronization the race detector sees).
+		var clock atomic.Int64
+		clock.Store(time.Now().UnixNano())
+		now := func() time.Time { return time.Unix(0, clock.Load()) }
+		e.svc.Now = now
+		c := e.container("archive")
+		b := c.NewBlockBlobClient("b")
+		if _, err := b.UploadBuffer(ctx, []byte("cold data"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.DownloadStream(ctx, nil)
+		wantStatus(t, err, 409, "BlobArchived")
+		_, err = b.SetMetadata(ctx, map[string]*string{"a": to.Ptr("1")}, nil)
+		wantStatus(t, err, 409, "BlobArchived")
+
+		// Set Blob Tier out of Archive is accepted, and pending.
+		r := newRaw(e)
+		resp := r.do(http.MethodPut, "/archive/b?comp=tier", map[string]string{"x-ms-access-tier": "Cool", "x-ms-rehydrate-priority": "High"}, nil)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("Set Blob Tier out of Archive: %d, want 202", resp.StatusCode)
+		}
+		props, err := b.GetProperties(ctx, nil)
+		if err != nil || *props.AccessTier != "Archive" || props.ArchiveStatus == nil || *props.ArchiveStatus != "rehydrate-pending-to-cool" || *props.RehydratePriority != "High" {
+			t.Fatalf("while rehydrating: tier %v, status %v, priority %v, %v", props.AccessTier, props.ArchiveStatus, props.RehydratePriority, err)
+		}
+		page, err := c.NewListBlobsFlatPager(nil).NextPage(ctx)
+		if err != nil || page.Segment.BlobItems[0].Properties.ArchiveStatus == nil || *page.Segment.BlobItems[0].Properties.ArchiveStatus != blob.ArchiveStatusRehydratePendingToCool {
+			t.Fatalf("List Blobs while rehydrating: %v", err)
+		}
+		_, err = b.SetTier(ctx, blob.AccessTierHot, nil)
+		wantStatus(t, err, 409, "BlobBeingRehydrated")
+		_, err = b.DownloadStream(ctx, nil)
+		wantStatus(t, err, 409, "BlobArchived")
+
+		// Done, RehydrateAfter later.
+		clock.Add(int64(e.svc.RehydrateAfter))
+		props, err = b.GetProperties(ctx, nil)
+		if err != nil || *props.AccessTier != "Cool" || props.ArchiveStatus != nil || props.AccessTierChangeTime == nil || !props.AccessTierChangeTime.Equal(now().Truncate(time.Second)) {
+			t.Fatalf("after the rehydration: tier %v, status %v, changed %v, %v", props.AccessTier, props.ArchiveStatus, props.AccessTierChangeTime, err)
+		}
+		if got := readBlob(t, b.BlobClient(), nil); string(got) != "cold data" {
+			t.Fatalf("read %q", got)
 		}
 	})
 }
