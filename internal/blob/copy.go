@@ -195,7 +195,7 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 			return nil, err
 		}
 		s.retireStaging(&st, srec, staging, &b)
-		next.Created, next.Lease, next.ETag, next.KeySHA = now.UnixNano(), lease{}, 0, cond.customerKey()
+		next.Created, next.Lease, next.ETag, next.KeySHA, next.Rehydrate = now.UnixNano(), lease{}, 0, cond.customerKey(), nil
 		if err := s.keepReplaced(ctx, &st, next.Type, now, &b); err != nil {
 			return nil, err
 		}
