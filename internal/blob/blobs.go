@@ -82,7 +82,8 @@ type Blob struct {
 	// blobs are then Hot).
 	AccessTier         string
 	AccessTierInferred bool
-	// AccessTierChanged is when Set Blob Tier last changed the tier (zero: never).
+	// AccessTierChanged is when the tier was last set: by Set Blob Tier, a rehydration, or
+	// a write that gave one (zero: never).
 	AccessTierChanged time.Time
 	// EncryptionKeySHA256 is the SHA-256 of the customer-provided key the blob was written
 	// with, "" for none.
@@ -124,7 +125,7 @@ type blobRecord struct {
 	Sealed   bool       `json:"sealed,omitempty"`
 	Copy     *CopyState `json:"copy,omitempty"`
 	Tier     string     `json:"tier,omitempty"`
-	// TierChanged (Unix nanoseconds) is when Set Blob Tier last changed Tier.
+	// TierChanged (Unix nanoseconds) is when Tier was last set (AccessTierChanged).
 	TierChanged int64 `json:"tierChanged,omitempty"`
 	// KeySHA is the SHA-256 (base64) of the customer-provided key the content was written
 	// with, "" for none. Nothing is encrypted: the key only decides who may read and write.
