@@ -78,35 +78,40 @@ func main() {
 		log.Fatal(err)
 	}
 
+	// Everything that can fail before the suites run does so before Tabula starts, so that a
+	// failure never leaves it running.
+	known := readKnown(filepath.Join(repo, "scripts", "sdklive", "known.txt"))
+	dirs := map[string]string{}
+	order := strings.Split(*names, ",")
+	for _, name := range order {
+		module, ok := suites[name]
+		if !ok {
+			log.Fatalf("no suite %q (aztables, azqueue, azblob)", name)
+		}
+		dirs[name] = copySuite(repo, *out, name, module)
+	}
 	ports := freePorts(3)
 	tabula := startTabula(repo, *out, pki, ports)
-	defer func() { _ = tabula.Process.Signal(os.Interrupt); _ = tabula.Wait() }()
 	login := serveLogin(pki)
 	proxy := serveProxy(map[string]string{
 		".table.": ports[0], ".blob.": ports[1], ".queue.": ports[2], "login.": login,
 	})
 
-	known := readKnown(filepath.Join(repo, "scripts", "sdklive", "known.txt"))
 	var summary strings.Builder
 	unexpected := 0
-	for _, name := range strings.Split(*names, ",") {
-		module, ok := suites[name]
-		if !ok {
-			log.Fatalf("no suite %q (aztables, azqueue, azblob)", name)
-		}
-		dir := copySuite(repo, *out, name, module)
+	for _, name := range order {
 		logPath := filepath.Join(*out, name+".log")
-		log.Printf("running %s (%s); output in %s", name, dir, logPath)
-		runSuite(dir, logPath, *run, *timeout, suiteEnv(proxy, pki.bundle))
+		log.Printf("running %s (%s); output in %s", name, dirs[name], logPath)
+		runSuite(dirs[name], logPath, *run, *timeout, suiteEnv(proxy, pki.bundle))
 		unexpected += summarize(&summary, name, logPath, known)
 	}
+	_ = tabula.Process.Signal(os.Interrupt)
+	_ = tabula.Wait()
 	fmt.Print(summary.String())
 	if err := os.WriteFile(filepath.Join(*out, "summary.txt"), []byte(summary.String()), 0o644); err != nil {
-		log.Fatal(err)
+		log.Print(err)
 	}
 	if unexpected > 0 {
-		_ = tabula.Process.Signal(os.Interrupt)
-		_ = tabula.Wait()
 		os.Exit(1)
 	}
 }
@@ -339,7 +344,8 @@ func copySuite(repo, out, name, module string) string {
 		}
 		return nil
 	})
-	prep := exec.Command("go", "test", "-count=1", "-run", "^$", "./...")
+	// Compile the tests without running them (their TestMain wants the live environment).
+	prep := exec.Command("go", "test", "-count=1", "-exec", "true", "./...")
 	prep.Dir, prep.Env = dst, append(os.Environ(), "GOFLAGS=-mod=mod")
 	if b, err := prep.CombinedOutput(); err != nil {
 		log.Fatalf("preparing %s: %v\n%s", name, err, b)
@@ -365,7 +371,8 @@ func suiteEnv(proxy, bundle string) []string {
 func runSuite(dir, logPath, run string, timeout time.Duration, env []string) {
 	f, err := os.Create(logPath)
 	if err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		return
 	}
 	defer f.Close()
 	args := []string{"test", "-count=1", "-v", "-timeout", timeout.String()}
@@ -419,7 +426,8 @@ var (
 func summarize(w *strings.Builder, suite, logPath string, known []knownFailure) int {
 	data, err := os.ReadFile(logPath)
 	if err != nil {
-		log.Fatal(err)
+		fmt.Fprintf(w, "%s: no log: %v\n", suite, err)
+		return 1
 	}
 	lines := strings.Split(string(data), "\n")
 	firstErr := map[string]string{}
