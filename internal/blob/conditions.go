@@ -44,6 +44,24 @@ type Conditions struct {
 	// NoOverwrite says the request's credential may create the blob but not replace it (a
 	// SAS with c and not w): an existing blob is 403 UnauthorizedBlobOverwrite.
 	NoOverwrite bool
+	// TierIfModifiedSince and TierIfUnmodifiedSince (x-ms-access-tier-if-modified-since,
+	// -if-unmodified-since; Delete Blob) judge when the blob's tier was last set: 412
+	// AccessTierChangeTimeConditionNotMet.
+	TierIfModifiedSince, TierIfUnmodifiedSince time.Time
+}
+
+// checkTierTime judges the tier-time conditions against when the tier was last set (zero:
+// never, which no such condition accepts).
+func (c Conditions) checkTierTime(changed time.Time) error {
+	if c.TierIfModifiedSince.IsZero() && c.TierIfUnmodifiedSince.IsZero() {
+		return nil
+	}
+	if changed.IsZero() ||
+		!c.TierIfModifiedSince.IsZero() && !modifiedAfter(changed, c.TierIfModifiedSince) ||
+		!c.TierIfUnmodifiedSince.IsZero() && modifiedAfter(changed, c.TierIfUnmodifiedSince) {
+		return azerr.New(azerr.AccessTierChangeTimeConditionNotMet)
+	}
+	return nil
 }
 
 // checkCustomerKey compares the request's customer-provided key with the one an existing

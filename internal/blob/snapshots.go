@@ -213,6 +213,9 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 		if err := s.checkWriteAccess(&st, leaseID, cond, modify, now); err != nil {
 			return nil, err
 		}
+		if err := cond.checkTierTime(st.public(p, now).AccessTierChanged); err != nil {
+			return nil, err
+		}
 		err = s.store.Scan(ctx, snapshotRange(st.space, p.Name), func(rec store.Record) (bool, error) {
 			snap, err := decodeBlob(&rec)
 			if err != nil {

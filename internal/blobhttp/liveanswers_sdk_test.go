@@ -608,3 +608,47 @@ func TestArchiveAndRehydration(t *testing.T) {
 		}
 	})
 }
+
+// TestMoreRecordedAnswers follows TestBlobDeleteAccessTierIf*, TestPutBlobFromUrlWithCPK and
+// TestBlobSnapshotWithCPK.
+func TestMoreRecordedAnswers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("more")
+		b := c.NewBlockBlobClient("tiered")
+		if _, err := b.Upload(ctx, streaming.NopCloser(strings.NewReader("x")), &blockblob.UploadOptions{Tier: to.Ptr(blob.AccessTierHot)}); err != nil {
+			t.Fatal(err)
+		}
+		props, err := b.GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		later, earlier := props.AccessTierChangeTime.Add(10*time.Second), props.AccessTierChangeTime.Add(-10*time.Second)
+		_, err = b.Delete(ctx, &blob.DeleteOptions{AccessTierConditions: &blob.AccessTierConditions{IfModifiedSince: &later}})
+		wantStatus(t, err, 412, "AccessTierChangeTimeConditionNotMet")
+		_, err = b.Delete(ctx, &blob.DeleteOptions{AccessTierConditions: &blob.AccessTierConditions{IfUnmodifiedSince: &earlier}})
+		wantStatus(t, err, 412, "AccessTierChangeTimeConditionNotMet")
+		if _, err := b.Delete(ctx, &blob.DeleteOptions{AccessTierConditions: &blob.AccessTierConditions{IfModifiedSince: &earlier, IfUnmodifiedSince: &later}}); err != nil {
+			t.Fatal(err)
+		}
+
+		key := bytes.Repeat([]byte{7}, 32)
+		sum := sha256.Sum256(key)
+		cpk := &blob.CPKInfo{EncryptionKey: to.Ptr(base64.StdEncoding.EncodeToString(key)),
+			EncryptionKeySHA256: to.Ptr(base64.StdEncoding.EncodeToString(sum[:])), EncryptionAlgorithm: to.Ptr(blob.EncryptionAlgorithmTypeAES256)}
+		src, dst := c.NewBlockBlobClient("src"), c.NewBlockBlobClient("dst")
+		for _, x := range []*blockblob.Client{src, dst} {
+			if _, err := x.UploadBuffer(ctx, []byte("plain"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Content written without a key is replaced by content written with one.
+		if _, err := dst.UploadBlobFromURL(ctx, readableURL(t, src), &blockblob.UploadBlobFromURLOptions{CPKInfo: cpk}); err != nil {
+			t.Fatalf("Put Blob From URL with a key over a blob without: %v", err)
+		}
+		snap, err := dst.CreateSnapshot(ctx, &blob.CreateSnapshotOptions{CPKInfo: cpk})
+		if err != nil || snap.IsServerEncrypted == nil || *snap.IsServerEncrypted {
+			t.Fatalf("Snapshot Blob of a keyed blob: x-ms-request-server-encrypted %v, %v", snap.IsServerEncrypted, err)
+		}
+	})
+}
