@@ -41,13 +41,9 @@ type SourceOptions struct {
 	CustomerKey string
 }
 
-// loadSource reads a copy's source for a copy into dst: a source that cannot be read (not in
-// dst's account, missing container or blob) is 404 CannotVerifyCopySource, as the real
-// service answers.
+// loadSource reads a copy's source (of dst's account or another) for a copy into dst: a
+// missing container or blob is 404 CannotVerifyCopySource, as the real service answers.
 func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions) (blobState, error) {
-	if src.Account != dst.Account {
-		return blobState{}, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source must be a blob of account %s.", dst.Account)
-	}
 	st, err := s.loadExisting(ctx, src)
 	var e *azerr.Error
 	if errors.As(err, &e) && (e.Code == azerr.BlobNotFound || e.Code == azerr.ContainerNotFound) {

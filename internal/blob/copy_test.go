@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 )
@@ -78,6 +79,32 @@ func TestCopyBlobRules(t *testing.T) {
 		wantCode(t, err, 404, azerr.CannotVerifyCopySource)
 		_, err = e.s.CopyBlob(e.ctx, path("dst"), Path{Account: "other", Container: "ctr", Name: "src"}, CopyOptions{})
 		wantCode(t, err, 404, azerr.CannotVerifyCopySource)
+		// A source in another account of the server copies like any other (who may read it
+		// is the HTTP layer's to decide), and the copy outlives its source.
+		if _, err := e.s.CreateContainer(e.ctx, "other", "ctr", nil, ""); err != nil {
+			t.Fatal(err)
+		}
+		other := Path{Account: "other", Container: "ctr", Name: "big"}
+		big := bytes.Repeat([]byte("cross-account "), 64<<10) // an object, not inline bytes
+		if _, _, err := e.s.PutBlob(e.ctx, other, bytes.NewReader(big), int64(len(big)), PutBlobOptions{Type: BlockBlob}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.CopyBlob(e.ctx, path("from-other"), other, CopyOptions{}); err != nil {
+			t.Fatalf("copy from another account: %v", err)
+		}
+		if err := e.s.DeleteContainer(e.ctx, "other", "ctr", "", Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(e.s.Grace + time.Second)
+		for range 2 {
+			if _, err := e.s.Collect(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(e.s.Grace + time.Second)
+		}
+		if got := e.read(path("from-other")); !bytes.Equal(got, big) {
+			t.Fatalf("the copy from another account lost its bytes once the source was reclaimed (%d bytes)", len(got))
+		}
 		_, err = e.s.CopyBlob(e.ctx, path("dst"), path("src"), CopyOptions{Source: SourceOptions{Conditions: Conditions{IfMatch: []ETag{src.ETag}}}})
 		wantCode(t, err, 412, azerr.SourceConditionNotMet)
 		_, err = e.s.CopyBlob(e.ctx, path("dst"), path("src"), CopyOptions{Conditions: Conditions{IfNoneMatch: []ETag{AnyETag}}})

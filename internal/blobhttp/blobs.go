@@ -90,10 +90,11 @@ func (s *Server) putBlob(rq *request) error {
 	return rq.done(http.StatusCreated)
 }
 
-// copySource resolves x-ms-copy-source into a blob of this server, authorized for reading:
-// by the SAS the URL carries, else by the bearer token of x-ms-copy-source-authorization,
-// else by the request's own credential (blob.md §11.1). A URL
-// naming another account, or none, is 404 CannotVerifyCopySource.
+// copySource resolves x-ms-copy-source into a blob of an account this server hosts,
+// authorized for reading: by the SAS the URL carries, else by the bearer token of
+// x-ms-copy-source-authorization, else by the request's own credential when the source is in
+// the request's account (blob.md §11.1), else anonymously. A URL naming no hosted account is
+// 404 CannotVerifyCopySource.
 //
 // fetched says the service reads the source as a client's GET would (Copy Blob From URL and
 // the *From URL operations): the request's own credential then authorizes nothing, even in
@@ -116,9 +117,12 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 		account, _ = server.HostedAccount(s.auth, seg)
 		path = "/" + rest
 	}
-	if account != rq.Account {
-		return blob.Path{}, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not a blob of account %s.", raw, rq.Account)
+	if account == "" {
+		return blob.Path{}, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not a blob of an account this server hosts.", raw)
 	}
+	// The request's own credential is for its own account: a source in another account is
+	// read with the source URL's SAS, a bearer token, or anonymously (a public container).
+	crossAccount := account != rq.Account
 	src := &request{Request: server.Request{Path: path}}
 	if err := parsePath(src); err != nil || src.blob == "" {
 		return blob.Path{}, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s names no blob.", raw)
@@ -155,7 +159,7 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 			return blob.Path{}, sourceRefused(err)
 		}
 		op = auth.OpGetBlob
-	} else if fetched {
+	} else if fetched || crossAccount {
 		decoded, _ := url.PathUnescape(path)
 		if grant, err = s.auth.Authenticate(rq.ctx, &auth.Request{
 			Service: auth.Blob, Method: http.MethodGet, RawPath: u.EscapedPath(), Query: q, Header: http.Header{"X-Ms-Version": {rq.Version}},

@@ -9,12 +9,14 @@ import (
 	"encoding/binary"
 	"hash/crc64"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -24,6 +26,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
+	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/blobhttp"
 	"github.com/tabula-dev/tabula/internal/structmsg"
 )
 
@@ -649,6 +653,57 @@ func TestMoreRecordedAnswers(t *testing.T) {
 		snap, err := dst.CreateSnapshot(ctx, &blob.CreateSnapshotOptions{CPKInfo: cpk})
 		if err != nil || snap.IsServerEncrypted == nil || *snap.IsServerEncrypted {
 			t.Fatalf("Snapshot Blob of a keyed blob: x-ms-request-server-encrypted %v, %v", snap.IsServerEncrypted, err)
+		}
+	})
+}
+
+// TestCopiesAcrossAccounts: a source in another account of the server is read with its own
+// authorization (a SAS on its URL, or a public container), never with the credential the
+// request carries for its own account.
+func TestCopiesAcrossAccounts(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		dev := auth.DevelopmentAccount()
+		second := auth.Account{Name: "secondacct", Keys: [][]byte{bytes.Repeat([]byte{9}, 64)}}
+		srv := httptest.NewServer(blobhttp.New(e.svc, auth.NewAuthenticator([]auth.Account{dev, second}), nil))
+		t.Cleanup(srv.Close)
+		client := func(a auth.Account) *azblob.Client {
+			cred, err := azblob.NewSharedKeyCredential(a.Name, base64.StdEncoding.EncodeToString(a.Keys[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := azblob.NewClientWithSharedKeyCredential(srv.URL+"/"+a.Name, cred, clientOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		from, to2 := client(dev), client(second)
+		for _, c := range []*azblob.Client{from, to2} {
+			if _, err := c.CreateContainer(ctx, "box", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data := bytes.Repeat([]byte("across "), 20000)
+		if _, err := from.UploadBuffer(ctx, "box", "src", data, nil); err != nil {
+			t.Fatal(err)
+		}
+		src := from.ServiceClient().NewContainerClient("box").NewBlobClient("src")
+		dst := to2.ServiceClient().NewContainerClient("box").NewBlobClient("dst")
+		// The destination account's key does not read the source.
+		_, err := dst.StartCopyFromURL(ctx, src.URL(), nil)
+		if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") {
+			t.Fatalf("a cross-account copy without the source's SAS: %v", err)
+		}
+		resp, err := dst.StartCopyFromURL(ctx, readableURL(t, src), nil)
+		if err != nil || *resp.CopyStatus != blob.CopyStatusTypeSuccess {
+			t.Fatalf("a cross-account copy with the source's SAS: %v", err)
+		}
+		if got := readBlob(t, dst, nil); !bytes.Equal(got, data) {
+			t.Fatalf("the copy holds %d bytes, want %d", len(got), len(data))
+		}
+		if _, err := to2.ServiceClient().NewContainerClient("box").NewBlockBlobClient("fromurl").UploadBlobFromURL(ctx, readableURL(t, src), nil); err != nil {
+			t.Fatalf("Put Blob From URL across accounts: %v", err)
 		}
 	})
 }
