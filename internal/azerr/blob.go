@@ -44,6 +44,7 @@ const (
 	BlobUsesCustomerSpecifiedEncryption       Code = "BlobUsesCustomerSpecifiedEncryption"
 	UnauthorizedBlobOverwrite                 Code = "UnauthorizedBlobOverwrite"
 	BlobArchived                              Code = "BlobArchived"
+	HierarchicalNamespaceNotEnabled           Code = "HierarchicalNamespaceNotEnabled"
 	AccessTierChangeTimeConditionNotMet       Code = "AccessTierChangeTimeConditionNotMet"
 	BlobBeingRehydrated                       Code = "BlobBeingRehydrated"
 	BlobDoesNotUseCustomerSpecifiedEncryption Code = "BlobDoesNotUseCustomerSpecifiedEncryption"
@@ -109,6 +110,7 @@ var blobDefaults = map[Code]defaultOf{
 	CRC64Mismatch:                             {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	UnauthorizedBlobOverwrite:                 {403, "This request is not authorized to perform blob overwrites."},
 	BlobArchived:                              {409, "This operation is not permitted on an archived blob."},
+	HierarchicalNamespaceNotEnabled:           {400, "This operation is only supported on a hierarchical namespace account."},
 	AccessTierChangeTimeConditionNotMet:       {412, "The access tier change time condition specified using HTTP conditional header(s) is not met."},
 	BlobBeingRehydrated:                       {409, "This operation is not permitted because the blob is being rehydrated."},
 	BlobUsesCustomerSpecifiedEncryption:       {409, "The blob is encrypted with customer specified encryption, but it was not provided in the request."},

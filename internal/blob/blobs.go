@@ -701,6 +701,10 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 			return nil, azerr.New(azerr.BlobBeingRehydrated)
 		case st.b.Rehydrate != nil:
 			st.b.Rehydrate = nil
+		case st.b.Tier == "Archive" && canonical != "Archive" && st.key.Row != rowBase:
+			// A snapshot in Archive stays there (the REST reference's Set Blob Tier;
+			// azblob's recorded TestBlockBlobSetTierOnSnapshots).
+			return nil, azerr.Newf(azerr.BlobArchived, "This operation is not permitted on an archived blob: an archived snapshot cannot be rehydrated.")
 		case st.b.Tier == "Archive" && canonical != "Archive":
 			st.b.Rehydrate = &rehydration{To: canonical, Priority: priority, Done: now.Add(s.RehydrateAfter).UnixNano()}
 			rehydrating = true

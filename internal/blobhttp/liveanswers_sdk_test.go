@@ -707,3 +707,33 @@ func TestCopiesAcrossAccounts(t *testing.T) {
 		}
 	})
 }
+
+// TestSnapshotTiersAndExpiry follows TestBlockBlobSetTierOnSnapshots and
+// TestBlockBlobSetExpiryOnHnsDisabledAccount.
+func TestSnapshotTiersAndExpiry(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		b := e.container("snaptiers").NewBlockBlobClient("b")
+		if _, err := b.UploadBuffer(ctx, []byte("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := b.CreateSnapshot(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := b.WithSnapshot(*snap.Snapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.SetTier(ctx, blob.AccessTierCool, nil)
+		wantStatus(t, err, 409, "BlobArchived")
+		if p, err := b.GetProperties(ctx, nil); err != nil || *p.AccessTier != "Hot" {
+			t.Fatalf("the base blob's tier: %v, %v", p.AccessTier, err)
+		}
+		_, err = b.SetExpiry(ctx, blockblob.ExpiryTypeNever{}, nil)
+		wantStatus(t, err, 400, "HierarchicalNamespaceNotEnabled")
+	})
+}

@@ -249,6 +249,13 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 		if method == http.MethodPut {
 			return s.run(rq, auth.OpAppendBlock, s.appendBlock)
 		}
+	case "expiry":
+		// Set Blob Expiry is for accounts with a hierarchical namespace, which no account
+		// here has (azblob's recorded TestBlockBlobSetExpiryOnHnsDisabledAccount; the
+		// status is UNSURE, the code recorded).
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpSetBlobProperties, func(*request) error { return azerr.New(azerr.HierarchicalNamespaceNotEnabled) })
+		}
 	case "seal":
 		if method == http.MethodPut {
 			return s.run(rq, auth.OpSealBlob, s.sealBlob)
