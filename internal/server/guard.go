@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -90,6 +91,16 @@ type azureConn struct {
 const maxHeld = 64 << 10
 
 var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// tlsState is the TLS connection's state, for a connection that came with a TLS handshake.
+func (c *azureConn) tlsState() (*tls.ConnectionState, bool) {
+	tc, ok := c.Conn.(*tls.Conn)
+	if !ok {
+		return nil, false
+	}
+	st := tc.ConnectionState()
+	return &st, true
+}
 
 // hold makes the connection keep what is written to it until release.
 func (c *azureConn) hold() { c.holding = true }

@@ -296,7 +296,11 @@ func (l *limitedListener) sniff(c net.Conn) {
 	peeked := &peekedConn{Conn: c, first: first[:]}
 	var out net.Conn
 	if first[0] == tlsHandshakeRecord {
-		out = tls.Server(peeked, l.tls)
+		// Wrapped too, so that net/http's own refusals speak Azure over HTTPS as well: the
+		// wrapper sees the plain bytes before the TLS connection encrypts them. net/http
+		// then no longer knows the connection for TLS (the handshake happens on its first
+		// read), so observe gives requests their r.TLS (azureConn.tlsState).
+		out = &azureConn{Conn: tls.Server(peeked, l.tls), errorBody: l.errorBody}
 	} else {
 		out = &azureConn{Conn: peeked, errorBody: l.errorBody}
 	}

@@ -74,6 +74,11 @@ func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) 
 		start := time.Now()
 		rw := &responseRecorder{ResponseWriter: w}
 		rw.conn, _ = r.Context().Value(azureConnKey{}).(*azureConn)
+		if rw.conn != nil && r.TLS == nil {
+			if st, ok := rw.conn.tlsState(); ok {
+				r.TLS = st // net/http sets it only for a *tls.Conn it accepted itself
+			}
+		}
 		rec := &rw.rec
 		rec.service, rec.log = service, log
 		if !faultSet.Empty() {
@@ -324,8 +329,8 @@ type responseRecorder struct {
 	// discard swallows the handler's answer, which a fault injected after the operation
 	// replaces.
 	discard bool
-	// conn is the plain-HTTP connection the response goes out on (nil over TLS); held says it
-	// holds the response (writeWhole) until sendHeld.
+	// conn is the connection the response goes out on, as the server's bytes before any TLS
+	// encrypts them; held says it holds the response (writeWhole) until sendHeld.
 	conn *azureConn
 	held bool
 }

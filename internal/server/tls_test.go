@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,5 +79,40 @@ func TestTheLocalCAIsKeptAcrossStarts(t *testing.T) {
 	}
 	if !first.TLS.Certificates[0].Leaf.NotAfter.Equal(second.TLS.Certificates[0].Leaf.NotAfter) {
 		t.Fatal("a second start issued a new server certificate though the first is far from its end")
+	}
+}
+
+// net/http's own refusals (a header block too large) speak Azure over HTTPS too.
+func TestNetHTTPRefusalsCarryAzureErrorsOverHTTPS(t *testing.T) {
+	ca, err := OpenLocalCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Listen(Limits{MaxHeaderBytes: 4 << 10}, quiet, Endpoint{Name: "test", Addr: "127.0.0.1:0", Handler: http.HandlerFunc(testHandler), ErrorBody: xmlErrorBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.TLS = ca.TLS
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	pemBytes, err := os.ReadFile(ca.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pemBytes)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest("GET", "https://"+g.Addr("test").String()+"/x", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", 64<<10))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidHeaderValue" || !strings.Contains(string(body), "<Code>InvalidHeaderValue</Code>") {
+		t.Fatalf("an oversized header block over HTTPS: %d %s %q", resp.StatusCode, resp.Header.Get("x-ms-error-code"), body)
 	}
 }
