@@ -679,7 +679,6 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-rehydrate-priority"}, {Name: "HeaderValue", Value: o.Priority}}
 		return false, e
 	}
-	leaseID := o.LeaseID
 	err = s.update(ctx, func() ([]store.Mutation, error) {
 		rehydrating = false
 		st, err := s.loadExisting(ctx, p)
@@ -687,7 +686,7 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 			return nil, err
 		}
 		if st.key.Row == rowBase {
-			if err := st.b.Lease.checkAccess(s.Now(), leaseID, true, blobLease); err != nil {
+			if err := st.b.Lease.checkAccess(s.Now(), o.LeaseID, true, blobLease); err != nil {
 				return nil, err
 			}
 		}

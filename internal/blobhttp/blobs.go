@@ -129,45 +129,35 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 	}
 	q := u.Query()
 	p := blob.Path{Account: account, Container: src.container, Name: src.blob, Snapshot: q.Get("snapshot")}
+	// readAs authenticates a GET of the source as r describes it (its credential).
+	decoded, _ := url.PathUnescape(path)
+	readAs := func(r auth.Request) (*auth.Grant, error) {
+		r.Service, r.Method, r.RawPath, r.Query = auth.Blob, http.MethodGet, u.EscapedPath(), q
+		r.Account, r.Path, r.TLSOffered, r.ClientIP = account, decoded, server.TLSOffered(rq.ctx), server.ClientIP(rq.R)
+		return s.auth.Authenticate(rq.ctx, &r)
+	}
 	grant, op := rq.grant, auth.OpReadCopySourceBlob
-	if q.Has("sig") {
-		decoded, _ := url.PathUnescape(path)
-		grant, err = s.auth.Authenticate(rq.ctx, &auth.Request{
-			Service: auth.Blob, Method: http.MethodGet, RawPath: u.EscapedPath(), Query: q, Header: http.Header{},
-			Account: account, Path: decoded, Secure: u.Scheme == "https", TLSOffered: server.TLSOffered(rq.ctx),
-			ClientIP: server.ClientIP(rq.R),
-		})
-		if err != nil {
-			return blob.Path{}, sourceRefused(err)
-		}
-		op = auth.OpGetBlob
-	} else if v := rq.R.Header.Get("x-ms-copy-source-authorization"); v != "" {
+	bearer := rq.R.Header.Get("x-ms-copy-source-authorization")
+	var readErr error
+	switch {
+	case q.Has("sig"):
+		grant, readErr = readAs(auth.Request{Header: http.Header{}, Secure: u.Scheme == "https"})
+	case bearer != "":
 		// A bearer token for the source, checked as if it came with a read of it; one that
 		// does not verify leaves the source unverified (azblob's live tests expect
 		// CannotVerifyCopySource for a made-up token).
-		if scheme, _, _ := strings.Cut(v, " "); !strings.EqualFold(scheme, "Bearer") {
-			return blob.Path{}, invalidHeader("x-ms-copy-source-authorization", v, "only the Bearer scheme is taken")
+		if scheme, _, _ := strings.Cut(bearer, " "); !strings.EqualFold(scheme, "Bearer") {
+			return blob.Path{}, invalidHeader("x-ms-copy-source-authorization", bearer, "only the Bearer scheme is taken")
 		}
-		decoded, _ := url.PathUnescape(path)
-		grant, err = s.auth.Authenticate(rq.ctx, &auth.Request{
-			Service: auth.Blob, Method: http.MethodGet, RawPath: u.EscapedPath(), Query: q,
-			Header: http.Header{"Authorization": {v}, "X-Ms-Version": {rq.Version}}, Version: rq.Version,
-			Account: account, Path: decoded, Host: u.Host, Secure: rq.R.TLS != nil, TLSOffered: server.TLSOffered(rq.ctx),
-			ClientIP: server.ClientIP(rq.R),
-		})
-		if err != nil {
-			return blob.Path{}, sourceRefused(err)
-		}
-		op = auth.OpGetBlob
-	} else if fetched || crossAccount {
-		decoded, _ := url.PathUnescape(path)
-		if grant, err = s.auth.Authenticate(rq.ctx, &auth.Request{
-			Service: auth.Blob, Method: http.MethodGet, RawPath: u.EscapedPath(), Query: q, Header: http.Header{"X-Ms-Version": {rq.Version}},
-			Version: rq.Version, Account: account, Path: decoded, Host: u.Host, Secure: rq.R.TLS != nil, TLSOffered: server.TLSOffered(rq.ctx),
-			ClientIP: server.ClientIP(rq.R),
-		}); err != nil {
-			return blob.Path{}, sourceRefused(err)
-		}
+		grant, readErr = readAs(auth.Request{Header: http.Header{"Authorization": {bearer}, "X-Ms-Version": {rq.Version}},
+			Version: rq.Version, Host: u.Host, Secure: rq.R.TLS != nil})
+	case fetched || crossAccount:
+		grant, readErr = readAs(auth.Request{Header: http.Header{"X-Ms-Version": {rq.Version}}, Version: rq.Version, Host: u.Host, Secure: rq.R.TLS != nil})
+	}
+	if readErr != nil {
+		return blob.Path{}, sourceRefused(readErr)
+	}
+	if grant != rq.grant {
 		op = auth.OpGetBlob
 	}
 	t := auth.Target{Name: p.Container, Blob: p.Name}

@@ -332,7 +332,7 @@ func TestFromURLAnswers(t *testing.T) {
 		}
 
 		sum := md5.Sum(data)
-		crc := structmsgCRC(data)
+		crc := blobCRC64(data)
 		dst := c.NewBlockBlobClient("staged")
 		resp, err := dst.StageBlockFromURL(ctx, blockIDs(1)[0], srcURL, &blockblob.StageBlockFromURLOptions{SourceContentValidation: blob.SourceContentValidationTypeMD5(sum[:])})
 		if err != nil || !bytes.Equal(resp.ContentMD5, sum[:]) {
@@ -367,8 +367,8 @@ func TestFromURLAnswers(t *testing.T) {
 	})
 }
 
-// structmsgCRC is the Blob service's CRC-64 of data, as its 8 little-endian bytes.
-func structmsgCRC(data []byte) []byte {
+// blobCRC64 is the Blob service's CRC-64 of data, as its 8 little-endian bytes.
+func blobCRC64(data []byte) []byte {
 	return binary.LittleEndian.AppendUint64(nil, crc64.Checksum(data, crc64.MakeTable(structmsg.Polynomial)))
 }
 

@@ -126,7 +126,7 @@ func (s *Server) putPage(rq *request) error {
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
 	out["x-ms-blob-sequence-number"] = []string{strconv.FormatInt(b.SequenceNumber, 10)}
-	setChecksums(out, sums, o.Checksums.MD5 != nil || sums.MD5 != nil && h.Get("x-ms-copy-source") != "")
+	setChecksums(out, sums, true) // an MD5 only where the request gave one to check
 	answerCustomerKey(out, key)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
@@ -204,7 +204,6 @@ func (s *Server) appendBlock(rq *request) error {
 		return err
 	}
 	var res blob.AppendResult
-	answerMD5 := false // Content-MD5 goes back to a request that sent one to check
 	if h.Get("x-ms-copy-source") != "" {
 		src, err := s.copySource(rq, true)
 		if err != nil {
@@ -227,7 +226,7 @@ func (s *Server) appendBlock(rq *request) error {
 		}
 		// The checksums the source range was checked against, as for Put Block From URL.
 		if md5 != nil {
-			res.Sums.MD5, answerMD5 = md5, true
+			res.Sums.MD5 = md5
 		}
 		if so.CRC64 != nil {
 			res.Sums.CRC64 = so.CRC64
@@ -255,7 +254,7 @@ func (s *Server) appendBlock(rq *request) error {
 	setETag(out, res.Blob.ETag, res.Blob.LastModified)
 	out["x-ms-blob-append-offset"] = []string{strconv.FormatInt(res.Offset, 10)}
 	out["x-ms-blob-committed-block-count"] = []string{strconv.Itoa(res.Blob.CommittedBlockCount)}
-	setChecksums(out, res.Sums, answerMD5 || o.Checksums.MD5 != nil)
+	setChecksums(out, res.Sums, true) // an MD5 only where the request gave one to check
 	answerCustomerKey(out, key)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)

@@ -32,15 +32,11 @@ func uploadContent(rq *request) (content, error) {
 	if err != nil {
 		return content{}, err
 	}
-	h := rq.R.Header
-	v, ok := h["X-Ms-Structured-Body"]
-	if !ok {
-		return content{Reader: rq.R.Body, size: size}, nil
+	structured, err := wantsStructured(rq)
+	if err != nil || !structured {
+		return content{Reader: rq.R.Body, size: size}, err
 	}
-	if len(v) != 1 || !structmsg.ParseHeader(v[0]) {
-		return content{}, invalidHeader("x-ms-structured-body", h.Get("x-ms-structured-body"), "the one structured body known is "+structmsg.HeaderValue)
-	}
-	raw := h.Get("x-ms-structured-content-length")
+	raw := rq.R.Header.Get("x-ms-structured-content-length")
 	if raw == "" {
 		return content{}, missingHeader("x-ms-structured-content-length")
 	}
@@ -87,7 +83,8 @@ func structuredError(err error) error {
 	return azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid: %s.", fe.Msg)
 }
 
-// wantsStructured reports whether a download asks for its range as a structured message.
+// wantsStructured reports whether the request's x-ms-structured-body asks for a structured
+// message: an upload sends one, a download asks for its range as one.
 func wantsStructured(rq *request) (bool, error) {
 	v, ok := rq.R.Header["X-Ms-Structured-Body"]
 	if !ok {

@@ -84,6 +84,8 @@ type azureConn struct {
 	// request writes to it, so these need no lock.
 	holding bool
 	held    *[]byte // from heldBuffers while holding, so that idle connections keep none
+	// tls caches tlsState (the serving goroutine alone reads and sets it).
+	tls *tls.ConnectionState
 }
 
 // maxHeld bounds what a connection holds back; a response larger than this is written as
@@ -92,14 +94,20 @@ const maxHeld = 64 << 10
 
 var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
-// tlsState is the TLS connection's state, for a connection that came with a TLS handshake.
+// tlsState is the TLS connection's state, for a connection that came with a TLS handshake:
+// read once, after the handshake its first request completed, and shared by its requests as
+// net/http shares its own.
 func (c *azureConn) tlsState() (*tls.ConnectionState, bool) {
+	if c.tls != nil {
+		return c.tls, true
+	}
 	tc, ok := c.Conn.(*tls.Conn)
 	if !ok {
 		return nil, false
 	}
 	st := tc.ConnectionState()
-	return &st, true
+	c.tls = &st
+	return c.tls, true
 }
 
 // hold makes the connection keep what is written to it until release.

@@ -125,9 +125,6 @@ func NewDecoder(r io.Reader, bodyLen, dataLen int64) (*Decoder, error) {
 	return d, nil
 }
 
-// DataLen is the number of data bytes the message holds.
-func (d *Decoder) DataLen() int64 { return d.dataLen }
-
 func (d *Decoder) Read(p []byte) (int, error) {
 	if d.err != nil {
 		return 0, d.err
@@ -246,20 +243,21 @@ func unexpectedEOF(err error) error {
 	return err
 }
 
+// segmentsFor is how many segments Encode writes for dataLen bytes: one at least.
+func segmentsFor(dataLen int64) int64 {
+	return max(1, (dataLen+SegmentSize-1)/SegmentSize)
+}
+
 // EncodedLen is the length of the message Encode writes for dataLen bytes.
 func EncodedLen(dataLen int64) int64 {
-	n := dataLen / SegmentSize
-	if dataLen%SegmentSize != 0 || n == 0 {
-		n++
-	}
-	return headerLen + n*(segmentHeaderLen+crcLen) + dataLen + crcLen
+	return headerLen + segmentsFor(dataLen)*(segmentHeaderLen+crcLen) + dataLen + crcLen
 }
 
 // Encode writes the dataLen bytes read from r to w as a message with CRC-64s, in segments of
 // SegmentSize bytes, streaming: memory does not grow with dataLen. It writes EncodedLen(dataLen)
 // bytes, or returns an error (r ending early is io.ErrUnexpectedEOF).
 func Encode(w io.Writer, r io.Reader, dataLen int64) error {
-	segments := (EncodedLen(dataLen) - headerLen - crcLen - dataLen) / (segmentHeaderLen + crcLen)
+	segments := segmentsFor(dataLen)
 	if segments > 0xffff {
 		return fmt.Errorf("structmsg: %d bytes need %d segments, more than a message holds", dataLen, segments)
 	}
