@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,6 +97,7 @@ type config struct {
 	storeURL         string
 	storeWait        time.Duration
 	rehydrateAfter   time.Duration
+	blobVersioning   string // "", "all" or account names
 	accounts         string
 	consoleAddr      string
 	limits           server.Limits
@@ -132,6 +134,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.storeURL, "store", envOr("TABULA_STORE", ""), "`postgres://...` URL of a PostgreSQL (or CockroachDB) database to keep the data in, shared by every Tabula pointed at it; empty: the embedded store in --data (env TABULA_STORE)")
 	durationFlag(fs, &envErrsPre, &c.storeWait, "store-wait", "TABULA_STORE_WAIT", time.Minute, "how long start-up waits for an unreachable --store database, trying again and logging each attempt; 0 fails at once")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
+	fs.StringVar(&c.blobVersioning, "blob-versioning", envOr("TABULA_BLOB_VERSIONING", ""), "`all|NAME[,NAME...]`: accounts whose blobs keep previous versions when overwritten or deleted (blob versioning, an account setting on Azure); none when empty (env TABULA_BLOB_VERSIONING)")
 	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: the web console at /, /metrics (Prometheus), /healthz, /readyz, /insights, /admin/faults, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
 	fs.StringVar(&c.keyFile, "key", envOr("TABULA_KEY", ""), "`FILE`: the PEM private key of --cert (env TABULA_KEY)")
@@ -210,6 +213,24 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, errors.New("bearer tokens travel over HTTPS only: add --tls (or --cert and --key)")
 	}
 	return c, nil
+}
+
+// versioningOf reads --blob-versioning: all hosted accounts, or the hosted accounts named.
+func versioningOf(spec string, hosted []auth.Account) (func(account string) bool, error) {
+	switch spec {
+	case "":
+		return nil, nil
+	case "all":
+		return func(string) bool { return true }, nil
+	}
+	on := map[string]bool{}
+	for _, name := range strings.Split(spec, ",") {
+		if !slices.ContainsFunc(hosted, func(a auth.Account) bool { return a.Name == name }) {
+			return nil, fmt.Errorf("--blob-versioning: %q is not a hosted account (give all, or names from --accounts)", name)
+		}
+		on[name] = true
+	}
+	return func(account string) bool { return on[account] }, nil
 }
 
 // durationFlag defines a duration flag whose default comes from env when set; an env value
@@ -315,6 +336,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--accounts: %w", err)
 		}
 	}
+	versioning, err := versioningOf(c.blobVersioning, accounts)
+	if err != nil {
+		return err
+	}
 	st, where, err := openStore(ctx, c)
 	if err != nil {
 		return err
@@ -367,6 +392,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	blobs := blob.New(st, st)
 	blobs.RehydrateAfter = c.rehydrateAfter
+	blobs.Versioning = versioning
 	queues := queue.New(st, queue.Options{})
 	// The services, in the order of their ports; each is named in the connection string by
 	// its endpoint keyword.

@@ -52,6 +52,7 @@ var (
 	OpLeaseBlob          = blobOp("Lease Blob", "w")
 	OpBreakBlobLease     = blobOp("Lease Blob (break)", "dw") // d may break a lease (≥ 2017-07-29)
 	OpDeleteBlob         = blobOp("Delete Blob", "d")
+	OpDeleteBlobVersion  = blobOp("Delete Blob (a previous version)", "x")
 	OpUndeleteBlob       = blobOp("Undelete Blob", "w")
 	OpGetBlobTags        = blobOp("Get Blob Tags", "t")
 	OpSetBlobTags        = blobOp("Set Blob Tags", "t")

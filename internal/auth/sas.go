@@ -94,13 +94,17 @@ func parseSAS(q url.Values, service Service, path string) (*sasToken, error) {
 		epk: q.Get("epk"),
 		erk: q.Get("erk"),
 		sr:  q.Get("sr"),
-		// The signed snapshot time of sr=bs is the snapshot the request reads.
+		// The signed snapshot time of sr=bs is the snapshot the request reads; of sr=bv,
+		// the version.
 		snapshot: q.Get("snapshot"),
 		rscc:     q.Get("rscc"),
 		rscd:     q.Get("rscd"),
 		rsce:     q.Get("rsce"),
 		rscl:     q.Get("rscl"),
 		rsct:     q.Get("rsct"),
+	}
+	if t.sr == "bv" {
+		t.snapshot = q.Get("versionid")
 	}
 	if t.sv == "" {
 		return nil, authenticationFailed("sv is mandatory. Cannot be empty")

@@ -39,6 +39,7 @@ const (
 	InvalidRange                              Code = "InvalidRange"
 	InvalidPageRange                          Code = "InvalidPageRange"
 	InvalidOperation                          Code = "InvalidOperation"
+	OperationNotAllowedOnRootBlob             Code = "OperationNotAllowedOnRootBlob"
 	MD5Mismatch                               Code = "Md5Mismatch"
 	CRC64Mismatch                             Code = "Crc64Mismatch"
 	BlobUsesCustomerSpecifiedEncryption       Code = "BlobUsesCustomerSpecifiedEncryption"
@@ -106,6 +107,7 @@ var blobDefaults = map[Code]defaultOf{
 	InvalidRange:                              {416, "The range specified is invalid for the current size of the resource."},
 	InvalidPageRange:                          {416, "The page range specified is invalid."},
 	InvalidOperation:                          {400, "Invalid operation against a blob snapshot."},
+	OperationNotAllowedOnRootBlob:             {403, "This operation is not permitted on the root blob."},
 	MD5Mismatch:                               {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
 	CRC64Mismatch:                             {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	UnauthorizedBlobOverwrite:                 {403, "This request is not authorized to perform blob overwrites."},

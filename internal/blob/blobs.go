@@ -22,9 +22,7 @@ const (
 )
 
 // Path names a blob, or one of its snapshots when Snapshot is set (a timestamp as Snapshot
-// Blob returns it), or one of its versions when VersionID is set. Versioning is an account
-// setting of the management plane, which no SDK can turn on here, so no blob has versions: a
-// version id names nothing (404 BlobNotFound), as it would on an account without versioning.
+// Blob returns it), or one of its versions when VersionID is set (versions.go).
 type Path struct {
 	Account, Container, Name string
 	Snapshot                 string
@@ -62,7 +60,13 @@ type Tags map[string]string
 type Blob struct {
 	Name     string
 	Snapshot string // set for a snapshot
-	Type     BlobType
+	// VersionID is the version's id (x-ms-version-id) on an account with versioning, and
+	// IsCurrentVersion tells the blob itself from its previous versions. HasVersionsOnly
+	// marks a listing entry for a deleted blob that has previous versions.
+	VersionID        string
+	IsCurrentVersion bool
+	HasVersionsOnly  bool
+	Type             BlobType
 	// Created is x-ms-creation-time; LastModified and ETag change with every write to the
 	// blob's bytes, properties or metadata, never with a lease operation.
 	Created      time.Time
@@ -133,6 +137,9 @@ type blobRecord struct {
 	// Rehydrate is an Archive blob's pending move to an online tier (settle completes it).
 	Rehydrate *rehydration `json:"rehydrate,omitempty"`
 	Tags      Tags         `json:"tags,omitempty"`
+	// Version is the blob's version id, "" when it was written without versioning
+	// (versions.go). A previous version's id is its row's.
+	Version string `json:"vid,omitempty"`
 	// Deleted (Unix nanoseconds) marks a soft-deleted blob or snapshot, kept until Expires
 	// (softdelete.go).
 	Deleted int64 `json:"deleted,omitempty"`
@@ -334,10 +341,7 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 	st := blobState{account: p.Account, container: p.Container, space: space, key: baseKey(space, p.Name)}
 	switch {
 	case p.VersionID != "":
-		if _, err := canonicalSnapshot(p.VersionID); err != nil {
-			return blobState{}, azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid. versionid %q is not a version id.", p.VersionID)
-		}
-		return st, nil // no blob has versions: nothing is there
+		return st, s.loadVersion(ctx, &st, p.VersionID)
 	case p.Snapshot != "":
 		snap, err := canonicalSnapshot(p.Snapshot)
 		if err != nil {
@@ -455,11 +459,25 @@ func checkReadAccess(st *blobState, leaseID string, cond Conditions, now time.Ti
 }
 
 func (st *blobState) public(p Path, now time.Time) Blob {
-	snap := ""
-	if st.key.Row != rowBase {
-		snap = strings.TrimPrefix(st.key.Row, rowSnapshot)
+	return st.b.publicAt(p.Name, st.key.Row, now)
+}
+
+// publicAt is public for b as stored at row of blob name's partition: the blob itself, a
+// snapshot or a previous version.
+func (b *blobRecord) publicAt(name, row string, now time.Time) Blob {
+	switch {
+	case row == rowBase:
+		out := b.public(name, "", now)
+		if b.Version != "" {
+			out.VersionID, out.IsCurrentVersion = b.Version, true
+		}
+		return out
+	case isVersionRow(row):
+		out := b.public(name, "", now)
+		out.VersionID, out.Lease = row[len(rowVersion):], LeaseInfo{}
+		return out
 	}
-	return st.b.public(p.Name, snap, now)
+	return b.public(name, strings.TrimPrefix(row, rowSnapshot), now)
 }
 
 // GetBlobProperties returns a blob's or snapshot's properties and metadata (Get Blob
@@ -516,12 +534,16 @@ func (s *Service) changeBlob(ctx context.Context, p Path, leaseID string, cond C
 	return out, err
 }
 
-// SetBlobMetadata replaces a blob's metadata.
+// SetBlobMetadata replaces a blob's metadata, which makes a new version on a versioned
+// account.
 func (s *Service) SetBlobMetadata(ctx context.Context, p Path, md Metadata, leaseID string, cond Conditions) (Blob, error) {
 	if err := md.Validate(); err != nil {
 		return Blob{}, err
 	}
-	return s.changeBlob(ctx, p, leaseID, cond, false, func(st *blobState, _ *batch) error {
+	return s.changeBlob(ctx, p, leaseID, cond, false, func(st *blobState, b *batch) error {
+		if err := s.versionWrite(ctx, st, &st.b, b); err != nil {
+			return err
+		}
 		st.b.Metadata = md
 		return nil
 	})

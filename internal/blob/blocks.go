@@ -298,7 +298,7 @@ func (s *Service) PutBlockList(ctx context.Context, p Path, list []BlockListEntr
 			Blocks:      len(blocks),
 			KeySHA:      o.Conditions.customerKey(),
 		}
-		if err := s.keepReplaced(ctx, &st, BlockBlob, now, &b); err != nil {
+		if err := s.keepReplaced(ctx, &st, &next, now, &b); err != nil {
 			return nil, err
 		}
 		if st.exists() {

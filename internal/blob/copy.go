@@ -192,7 +192,7 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 		}
 		s.retireStaging(&st, srec, staging, &b)
 		next.Created, next.Lease, next.ETag, next.KeySHA, next.Rehydrate = now.UnixNano(), lease{}, 0, cond.customerKey(), nil
-		if err := s.keepReplaced(ctx, &st, next.Type, now, &b); err != nil {
+		if err := s.keepReplaced(ctx, &st, &next, now, &b); err != nil {
 			return nil, err
 		}
 		if st.exists() {

@@ -12,12 +12,15 @@ import (
 
 // ListBlobsInclude selects what List Blobs shows besides committed blobs. Metadata, copy
 // state and tags are always in the returned Blobs; the HTTP layer writes them when asked.
-// Deleted adds soft-deleted blobs, and with Snapshots soft-deleted snapshots. (No blob has
-// versions, so include=versions adds nothing.)
+// Deleted adds soft-deleted blobs, and with Snapshots or Versions soft-deleted snapshots or
+// previous versions. Versions adds previous versions (versions.go); DeletedWithVersions, a
+// HasVersionsOnly entry for each deleted blob that has previous versions.
 type ListBlobsInclude struct {
-	Snapshots        bool
-	UncommittedBlobs bool
-	Deleted          bool
+	Snapshots           bool
+	UncommittedBlobs    bool
+	Deleted             bool
+	Versions            bool
+	DeletedWithVersions bool
 }
 
 // ListBlobsOptions selects a page of List Blobs. Marker is a previous page's NextMarker;
@@ -79,7 +82,7 @@ func (s *Service) ListBlobs(ctx context.Context, account, container string, o Li
 	}
 	now := s.Now()
 	var page BlobPage
-	lastBase := ""        // the last name with a committed blob, whose staging row is not listed
+	var seen listState
 	lastFolded := ""      // the last BlobPrefix emitted
 	skipped := 0          // records read inside lastFolded since it was emitted
 	var resume *store.Key // where the next scan starts; nil when the listing is done
@@ -107,7 +110,7 @@ func (s *Service) ListBlobs(ctx context.Context, account, container string, o Li
 				}
 			}
 			if entry.Prefix == "" {
-				ok, err := s.listedBlob(&rec, o.Include, &lastBase, now, &entry.Blob)
+				ok, err := s.listedBlob(ctx, &rec, o.Include, &seen, now, &entry.Blob)
 				if err != nil || !ok {
 					return err == nil, err
 				}
@@ -133,13 +136,28 @@ func (s *Service) ListBlobs(ctx context.Context, account, container string, o Li
 	return page, nil
 }
 
-// listedBlob decodes the blob or snapshot a listing record holds into out, or reports false
-// for a record the listing does not show.
-func (s *Service) listedBlob(rec *store.Record, inc ListBlobsInclude, lastBase *string, now time.Time, out *Blob) (bool, error) {
+// listState is what a listing remembers of the records before the one it looks at.
+type listState struct {
+	lastBase      string // the last name with a committed blob, whose staging row is not listed
+	lastVersioned string // the last name whose previous versions were looked at for a HasVersionsOnly entry
+}
+
+// listedBlob decodes the blob, snapshot or version a listing record holds into out, or
+// reports false for a record the listing does not show.
+func (s *Service) listedBlob(ctx context.Context, rec *store.Record, inc ListBlobsInclude, seen *listState, now time.Time, out *Blob) (bool, error) {
 	name, row := rec.Key.Partition, rec.Key.Row
+	lastBase := &seen.lastBase
 	switch {
 	case row == rowBase:
 		*lastBase = name
+	case isVersionRow(row):
+		if !inc.Versions {
+			if inc.DeletedWithVersions && seen.lastVersioned != name {
+				seen.lastVersioned = name
+				return s.versionsOnly(ctx, rec.Key, now, out)
+			}
+			return false, nil
+		}
 	case strings.HasPrefix(row, rowSnapshot):
 		if !inc.Snapshots {
 			return false, nil
@@ -176,11 +194,30 @@ func (s *Service) listedBlob(rec *store.Record, inc ListBlobsInclude, lastBase *
 	case row == rowBase:
 		*lastBase = ""
 	}
-	snapshot := ""
-	if row != rowBase {
-		snapshot = row[len(rowSnapshot):]
+	*out = b.publicAt(name, row, now)
+	return true, nil
+}
+
+// versionsOnly is the HasVersionsOnly entry of include=deletedwithversions for the blob
+// whose first previous version is at k: the newest live previous version, when the blob
+// itself is deleted.
+func (s *Service) versionsOnly(ctx context.Context, k store.Key, now time.Time, out *Blob) (bool, error) {
+	rec, err := s.get(ctx, baseKey(k.Space, k.Partition))
+	if err != nil {
+		return false, err
 	}
-	*out = b.public(name, snapshot, now)
+	if rec != nil {
+		b, err := decodeBlob(rec)
+		if err != nil || b.Deleted == 0 {
+			return false, err // a live blob is listed by its own row
+		}
+	}
+	latest, ok, err := s.latestVersion(ctx, k.Space, k.Partition)
+	if err != nil || !ok {
+		return false, err
+	}
+	*out = latest.public(k.Partition, "", now)
+	out.Lease, out.HasVersionsOnly = LeaseInfo{}, true
 	return true, nil
 }
 

@@ -11,8 +11,9 @@
 //	\x00blobcontainers  partition account, row container name: the container record
 //	b/<acct>/<container>/<random>
 //	                    one space per container incarnation, partition blob name, rows:
-//	                    rowSnapshot+timestamp (snapshots, oldest first), rowBase (the blob),
-//	                    rowStaging (its uncommitted blocks' header), in that order
+//	                    rowSnapshot+timestamp (snapshots, oldest first), rowVersion+version
+//	                    id (previous versions, oldest first), rowBase (the blob), rowStaging
+//	                    (its uncommitted blocks' header), in that order
 //	\x00blobextents     partition content id, row end offset + index: one piece of a blob's
 //	                    bytes (extents.go)
 //	\x00blobblocks      partition staging id, row block id: an uncommitted block
@@ -94,6 +95,10 @@ type Service struct {
 	// RehydrateAfter is how long a blob moved out of the Archive tier stays there, being
 	// rehydrated (Azure takes up to 15 hours, or 1 with High priority).
 	RehydrateAfter time.Duration
+
+	// Versioning tells the accounts whose blobs keep previous versions (versions.go); nil
+	// for none. Every front-end over one store must be given the same.
+	Versioning func(account string) bool
 
 	// lastTicks makes the versions and ETags this process hands out strictly increasing.
 	lastTicks atomic.Int64

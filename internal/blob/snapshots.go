@@ -14,7 +14,7 @@ func snapshotRange(space, name string) store.Range {
 	return store.Range{
 		Space: space,
 		Start: store.Key{Space: space, Partition: name, Row: rowSnapshot},
-		End:   store.Key{Space: space, Partition: name, Row: rowBase},
+		End:   store.Key{Space: space, Partition: name, Row: rowVersion},
 	}
 }
 
@@ -117,18 +117,31 @@ func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID
 			return nil, err
 		}
 		var b batch
-		b.add(unchanged(st.key, st.rec))
 		snap, err := s.duplicate(ctx, &st.b, true, &b)
 		if err != nil {
 			return nil, err
 		}
-		snap.Lease = lease{}
+		snap.Lease, snap.Version = lease{}, ""
 		if md != nil {
 			snap.Metadata = md
 		}
 		// Timestamps from nextTicks never repeat in this process; another front-end taking
 		// a snapshot in the same 100 ns fails the ExpectAbsent and tries again.
 		snapshot = timeOfTicks(s.nextTicks(0)).Format(snapshotLayout)
+		// On a versioned account a snapshot makes a new version too, just after it (azblob's
+		// recorded TestUndeleteAppendBlobVersion counts one per snapshot).
+		if err := s.versionWrite(ctx, &st, &st.b, &b); err != nil {
+			return nil, err
+		}
+		if !s.versioned(st.account) {
+			b.add(unchanged(st.key, st.rec))
+		} else {
+			m, err := s.put(&st, &st.b)
+			if err != nil {
+				return nil, err
+			}
+			b.add(m...)
+		}
 		ss := blobState{space: st.space, key: snapshotKey(st.space, p.Name, snapshot)}
 		m, err := s.put(&ss, &snap)
 		if err != nil {
@@ -160,16 +173,17 @@ func ParseDeleteSnapshots(v string) (DeleteSnapshots, error) {
 }
 
 // DeleteBlob deletes a blob, its snapshots, or both (409 SnapshotsPresent for a blob with
-// snapshots when snapshots is DeleteBlobOnly), or the one snapshot p names. Deleting the blob
-// discards its uncommitted blocks and ends its lease; a leased blob needs its lease id. With
-// the account's soft delete on, what is deleted is soft-deleted (softdelete.go); otherwise its
-// bytes are reclaimed in the background (Collect).
+// snapshots when snapshots is DeleteBlobOnly), or the one snapshot or previous version p
+// names. Deleting the blob discards its uncommitted blocks and ends its lease; a leased blob
+// needs its lease id. On a versioned account the blob is kept as a previous version; else,
+// and for snapshots and versions, with the account's soft delete on, what is deleted is
+// soft-deleted (softdelete.go); otherwise its bytes are reclaimed in the background (Collect).
 func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapshots, leaseID string, cond Conditions) error {
 	if _, err := ParseDeleteSnapshots(string(snapshots)); err != nil {
 		return err
 	}
-	if p.Snapshot != "" && snapshots != DeleteBlobOnly {
-		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-delete-snapshots cannot be given when deleting a snapshot.")
+	if (p.Snapshot != "" || p.VersionID != "") && snapshots != DeleteBlobOnly {
+		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-delete-snapshots cannot be given when deleting a snapshot or version.")
 	}
 	retention, err := s.retention(ctx, p.Account)
 	if err != nil {
@@ -198,7 +212,12 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 			retireContent(&st.b, &b, version)
 			return nil
 		}
-		if p.Snapshot != "" {
+		if p.VersionID != "" && st.key.Row == rowBase {
+			// The current version goes by deleting the blob, which keeps it as a previous
+			// version (a 403, as azure-sdk-for-java's tests see the real service answer).
+			return nil, azerr.Newf(azerr.OperationNotAllowedOnRootBlob, "This operation is not permitted on the root blob: version %s is the current version; delete the blob instead.", p.VersionID)
+		}
+		if p.Snapshot != "" || p.VersionID != "" {
 			if leaseID != "" {
 				return nil, azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 			}
@@ -243,6 +262,14 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 			return nil, err
 		}
 		s.retireStaging(&st, srec, staging, &b)
+		if s.versioned(st.account) {
+			// The blob becomes a previous version, content and all; no current one is left.
+			b.add(st.remove()...)
+			if err := s.keepAsVersion(&st, st.b, &b); err != nil {
+				return nil, err
+			}
+			return b.m, nil
+		}
 		if err := drop(&st); err != nil {
 			return nil, err
 		}

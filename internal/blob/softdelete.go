@@ -92,9 +92,18 @@ func forgetExpiry(b *blobRecord, key store.Key) store.Mutation {
 	return store.Mutation{Key: softDeletedKey(b.Expires, key.Space, key.Partition, key.Row), Delete: true}
 }
 
-// keepReplaced disposes of what a write replacing st's blob with a blob of type next replaces,
-// in out: a soft-deleted snapshot of it (see above), or its content handed to the collector.
-func (s *Service) keepReplaced(ctx context.Context, st *blobState, next BlobType, now time.Time, out *batch) error {
+// keepReplaced disposes of what a write replacing st's blob with next replaces, in out: on a
+// versioned account a previous version of it (versions.go), which also gives next its
+// version id; else a soft-deleted snapshot of it (see above), or its content handed to the
+// collector.
+func (s *Service) keepReplaced(ctx context.Context, st *blobState, next *blobRecord, now time.Time, out *batch) error {
+	next.Version = ""
+	if s.versioned(st.account) {
+		next.Version = s.newVersionID()
+		if st.exists() {
+			return s.keepAsVersion(st, st.b, out)
+		}
+	}
 	if st.rec == nil {
 		return nil
 	}
@@ -103,8 +112,8 @@ func (s *Service) keepReplaced(ctx context.Context, st *blobState, next BlobType
 	switch {
 	case old.Deleted != 0:
 		out.add(forgetExpiry(&old, st.key))
-		keep = old.Type == next && old.retained(now)
-	case old.Type == next:
+		keep = old.Type == next.Type && old.retained(now)
+	case old.Type == next.Type:
 		r, err := s.retention(ctx, st.account)
 		if err != nil {
 			return err
@@ -129,10 +138,10 @@ func (s *Service) keepReplaced(ctx context.Context, st *blobState, next BlobType
 	return err
 }
 
-// UndeleteBlob restores a soft-deleted blob and its soft-deleted snapshots, or the
-// soft-deleted snapshots of a live blob, within their retention (Undelete Blob). A live blob
-// without any is left as it is; a name with neither a blob nor a soft-deleted snapshot is 404
-// BlobNotFound.
+// UndeleteBlob restores a soft-deleted blob and its soft-deleted snapshots and previous
+// versions, or those of a live blob, within their retention (Undelete Blob). A live blob
+// without any is left as it is; a name with neither a blob nor a soft-deleted snapshot or
+// version is 404 BlobNotFound.
 func (s *Service) UndeleteBlob(ctx context.Context, p Path) error {
 	if err := notSnapshot(p); err != nil {
 		return err
@@ -157,7 +166,7 @@ func (s *Service) UndeleteBlob(ctx context.Context, p Path) error {
 		} else {
 			b.add(unchanged(st.key, st.rec))
 		}
-		err = s.store.Scan(ctx, snapshotRange(st.space, p.Name), func(rec store.Record) (bool, error) {
+		err = s.store.Scan(ctx, historyRange(st.space, p.Name), func(rec store.Record) (bool, error) {
 			snap, err := decodeBlob(&rec)
 			if err != nil || !snap.retained(now) {
 				return err == nil, err

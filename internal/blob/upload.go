@@ -262,7 +262,7 @@ func (s *Service) PutBlob(ctx context.Context, p Path, body io.Reader, size int6
 			Created:     now.UnixNano(),
 			KeySHA:      o.Conditions.customerKey(),
 		}
-		if err := s.keepReplaced(ctx, &st, o.Type, now, &b); err != nil {
+		if err := s.keepReplaced(ctx, &st, &next, now, &b); err != nil {
 			return nil, err
 		}
 		if st.exists() {

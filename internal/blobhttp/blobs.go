@@ -81,6 +81,7 @@ func (s *Server) putBlob(rq *request) error {
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	setVersionID(out, &b)
 	answerCustomerKey(out, key)
 	body.answer(out)
 	if o.Type == blob.BlockBlob {
@@ -128,7 +129,7 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 		return blob.Path{}, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s names no blob.", raw)
 	}
 	q := u.Query()
-	p := blob.Path{Account: account, Container: src.container, Name: src.blob, Snapshot: q.Get("snapshot")}
+	p := blob.Path{Account: account, Container: src.container, Name: src.blob, Snapshot: q.Get("snapshot"), VersionID: q.Get("versionid")}
 	// readAs authenticates a GET of the source as r describes it (its credential).
 	decoded, _ := url.PathUnescape(path)
 	readAs := func(r auth.Request) (*auth.Grant, error) {
@@ -252,6 +253,7 @@ func (s *Server) copyBlob(rq *request) error {
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	setVersionID(out, &b)
 	if o.SourceMD5 != nil {
 		// Checked against the source: what Copy Blob From URL answers (Content-MD5).
 		out["Content-Md5"] = []string{base64.StdEncoding.EncodeToString(o.SourceMD5)}
@@ -298,6 +300,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	setVersionID(out, &b)
 	answerCustomerKey(out, key)
 	setChecksums(out, blob.Checksums{MD5: b.Properties.ContentMD5, CRC64: o.Source.CRC64}, true)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
@@ -420,6 +423,7 @@ func (s *Server) setBlobMetadata(rq *request) error {
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	setVersionID(out, &b)
 	answerCustomerKey(out, key)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusOK)
@@ -506,6 +510,7 @@ func (s *Server) snapshotBlob(rq *request) error {
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	setVersionID(out, &b)
 	answerCustomerKey(out, key)
 	out["x-ms-snapshot"] = []string{snap}
 	// false for a blob written with a customer-provided key, as azblob's recorded

@@ -151,6 +151,7 @@ func (s *Server) putBlockList(rq *request) error {
 	}
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
+	setVersionID(out, &b)
 	setChecksums(out, sums, sent.MD5 != nil)
 	answerCustomerKey(out, key)
 	out["x-ms-request-server-encrypted"] = []string{"true"}

@@ -245,6 +245,14 @@ func setETag(h http.Header, etag blob.ETag, modified time.Time) {
 	h["Last-Modified"] = httpTime(modified)
 }
 
+// setVersionID writes x-ms-version-id for a blob of a versioned account: the version read,
+// or the one a write made.
+func setVersionID(h http.Header, b *blob.Blob) {
+	if b.VersionID != "" {
+		h["x-ms-version-id"] = []string{b.VersionID}
+	}
+}
+
 func setLease(h http.Header, l blob.LeaseInfo) {
 	if l.State == "" {
 		return
@@ -323,6 +331,10 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 	}
 	if b.Snapshot == "" {
 		h["x-ms-server-encrypted"] = trueValue
+	}
+	setVersionID(h, b)
+	if b.IsCurrentVersion {
+		h["x-ms-is-current-version"] = trueValue
 	}
 	if b.EncryptionKeySHA256 != "" {
 		// Read with its key (customer-provided keys, cpk.go), which the answer names.

@@ -22,7 +22,8 @@ func (s *Server) listBlobs(rq *request) error {
 	q := rq.Query
 	page, err := s.svc.ListBlobs(rq.ctx, rq.Account, rq.container, blob.ListBlobsOptions{
 		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), Marker: q.Get("marker"), StartFrom: q.Get("startFrom"), MaxResults: n,
-		Include: blob.ListBlobsInclude{Snapshots: inc["snapshots"], UncommittedBlobs: inc["uncommittedblobs"], Deleted: inc["deleted"]},
+		Include: blob.ListBlobsInclude{Snapshots: inc["snapshots"], UncommittedBlobs: inc["uncommittedblobs"], Deleted: inc["deleted"],
+			Versions: inc["versions"], DeletedWithVersions: inc["deletedwithversions"]},
 	})
 	if err != nil {
 		return err
@@ -65,6 +66,10 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 		w.elem("Deleted", "true")
 	}
 	w.optional("Snapshot", b.Snapshot)
+	w.optional("VersionId", b.VersionID)
+	if b.IsCurrentVersion {
+		w.elem("IsCurrentVersion", "true")
+	}
 	w.open("Properties")
 	w.elem("Creation-Time", b.Created.Format(http.TimeFormat))
 	w.elem("Last-Modified", b.LastModified.Format(http.TimeFormat))
@@ -102,7 +107,7 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 	if b.EncryptionKeySHA256 != "" {
 		w.elem("CustomerProvidedKeySha256", b.EncryptionKeySHA256)
 	}
-	if b.Snapshot == "" && !b.Deleted {
+	if b.Lease.State != "" {
 		w.elem("LeaseStatus", b.Lease.Status)
 		w.elem("LeaseState", string(b.Lease.State))
 		w.optional("LeaseDuration", b.Lease.Duration)
@@ -133,5 +138,8 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 		w.tags(b.Tags)
 	}
 	w.WriteString("<OrMetadata />")
+	if b.HasVersionsOnly {
+		w.elem("HasVersionsOnly", "true")
+	}
 	w.close("Blob")
 }

@@ -183,6 +183,9 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 		case http.MethodHead:
 			return s.run(rq, auth.OpGetBlobProperties, s.getBlobProperties)
 		case http.MethodDelete:
+			if rq.Query.Has("versionid") {
+				return s.run(rq, auth.OpDeleteBlobVersion, s.deleteBlob)
+			}
 			return s.run(rq, auth.OpDeleteBlob, s.deleteBlob)
 		}
 	case "properties":

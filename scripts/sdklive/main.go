@@ -65,6 +65,7 @@ func main() {
 	run := flag.String("run", "", "go test -run `REGEX` within each suite")
 	out := flag.String("out", filepath.Join(os.TempDir(), "tabula-sdklive"), "`DIR` for logs, sources and certificates")
 	timeout := flag.Duration("timeout", 50*time.Minute, "go test -timeout per suite")
+	store := flag.String("store", "memory", "`memory`, disk (the embedded store in a fresh directory under -out), or a postgres:// URL of an empty database")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("sdklive: ")
@@ -81,6 +82,7 @@ func main() {
 	// Everything that can fail before the suites run does so before Tabula starts, so that a
 	// failure never leaves it running.
 	known := readKnown(filepath.Join(repo, "scripts", "sdklive", "known.txt"))
+	storeFlags := storeArgs(*store, *out)
 	dirs := map[string]string{}
 	order := strings.Split(*names, ",")
 	for _, name := range order {
@@ -91,7 +93,7 @@ func main() {
 		dirs[name] = copySuite(repo, *out, name, module)
 	}
 	ports := freePorts(3)
-	tabula := startTabula(repo, *out, pki, ports)
+	tabula := startTabula(repo, *out, storeFlags, pki, ports)
 	login := serveLogin(pki)
 	proxy := serveProxy(map[string]string{
 		".table.": ports[0], ".blob.": ports[1], ".queue.": ports[2], "login.": login,
@@ -203,9 +205,29 @@ func freePorts(n int) []string {
 	return out
 }
 
-// startTabula builds and starts Tabula in memory, serving HTTPS with the storage certificate;
-// ports are its table, blob and queue addresses.
-func startTabula(repo, out string, p pki, ports []string) *exec.Cmd {
+// storeArgs are Tabula's flags for the store -store names. The suites share the one Tabula
+// and name their tables, containers and queues at random, so a store need only start empty
+// to be run again; a disk store starts from a fresh directory every time.
+func storeArgs(store, out string) []string {
+	switch {
+	case store == "memory":
+		return []string{"--in-memory"}
+	case store == "disk":
+		dir := filepath.Join(out, "data")
+		if err := os.RemoveAll(dir); err != nil {
+			log.Fatal(err)
+		}
+		return []string{"--data", dir}
+	case strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://"):
+		return []string{"--store", store, "--store-wait", "0"}
+	}
+	log.Fatalf("-store %q: want memory, disk or a postgres:// URL", store)
+	return nil
+}
+
+// startTabula builds and starts Tabula on the given store, serving HTTPS with the storage
+// certificate; ports are its table, blob and queue addresses.
+func startTabula(repo, out string, store []string, p pki, ports []string) *exec.Cmd {
 	bin := filepath.Join(out, "tabula")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/tabula")
 	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
@@ -220,9 +242,12 @@ func startTabula(repo, out string, p pki, ports []string) *exec.Cmd {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--in-memory", "--cert", p.storageCert, "--key", p.storageKey, "--oauth", "basic",
+	args := append(store, "--cert", p.storageCert, "--key", p.storageKey, "--oauth", "basic",
 		"--accounts", strings.Join(accounts, ","), "--table-addr", ports[0], "--blob-addr", ports[1], "--queue-addr", ports[2],
-		"--console-addr", "", "--request-log", "errors")
+		"--console-addr", "", "--request-log", "errors",
+		// The suites' accounts keep blob versions, as their Azure test accounts do.
+		"--blob-versioning", "all")
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
