@@ -53,6 +53,7 @@ var (
 	OpBreakBlobLease     = blobOp("Lease Blob (break)", "dw") // d may break a lease (≥ 2017-07-29)
 	OpDeleteBlob         = blobOp("Delete Blob", "d")
 	OpDeleteBlobVersion  = blobOp("Delete Blob (a previous version)", "x")
+	OpPermanentDelete    = blobOp("Delete Blob (permanent)", "y")
 	OpUndeleteBlob       = blobOp("Undelete Blob", "w")
 	OpGetBlobTags        = blobOp("Get Blob Tags", "t")
 	OpSetBlobTags        = blobOp("Set Blob Tags", "t")

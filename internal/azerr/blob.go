@@ -40,6 +40,8 @@ const (
 	InvalidPageRange                          Code = "InvalidPageRange"
 	InvalidOperation                          Code = "InvalidOperation"
 	OperationNotAllowedOnRootBlob             Code = "OperationNotAllowedOnRootBlob"
+	BlobSnapshotNotSoftDeleted                Code = "BlobSnapshotNotSoftDeleted"
+	PermanentDeleteNotAllowed                 Code = "PermanentDeleteNotAllowed"
 	MD5Mismatch                               Code = "Md5Mismatch"
 	CRC64Mismatch                             Code = "Crc64Mismatch"
 	BlobUsesCustomerSpecifiedEncryption       Code = "BlobUsesCustomerSpecifiedEncryption"
@@ -108,6 +110,8 @@ var blobDefaults = map[Code]defaultOf{
 	InvalidPageRange:                          {416, "The page range specified is invalid."},
 	InvalidOperation:                          {400, "Invalid operation against a blob snapshot."},
 	OperationNotAllowedOnRootBlob:             {403, "This operation is not permitted on the root blob."},
+	BlobSnapshotNotSoftDeleted:                {409, "The specified blob snapshot or version is not soft-deleted."},
+	PermanentDeleteNotAllowed:                 {409, "Permanent delete is not enabled for this account."},
 	MD5Mismatch:                               {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
 	CRC64Mismatch:                             {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	UnauthorizedBlobOverwrite:                 {403, "This request is not authorized to perform blob overwrites."},

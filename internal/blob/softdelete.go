@@ -233,3 +233,38 @@ func (s *Service) expireSoftDeleted(ctx context.Context, now time.Time) (int, er
 	}
 	return expired, nil
 }
+
+// PermanentlyDeleteBlob removes for good the soft-deleted snapshot or previous version p
+// names (Delete Blob with deletetype=permanent), on an account whose DeleteRetentionPolicy
+// allows it. As the REST reference has it, the refusals are 409s: the account does not
+// allow it, p names neither a snapshot nor a version, or what it names is not soft-deleted
+// (codes UNSURE: the reference names none).
+func (s *Service) PermanentlyDeleteBlob(ctx context.Context, p Path) error {
+	retention, err := s.retention(ctx, p.Account)
+	if err != nil {
+		return err
+	}
+	if !retention.Enabled || !retention.AllowPermanentDelete {
+		return azerr.Newf(azerr.PermanentDeleteNotAllowed, "Permanent delete is not allowed on this account: its DeleteRetentionPolicy needs Enabled and AllowPermanentDelete.")
+	}
+	if p.Snapshot == "" && p.VersionID == "" {
+		return azerr.Newf(azerr.BlobSnapshotNotSoftDeleted, "deletetype=permanent removes a soft-deleted snapshot or version: give snapshot or versionid.")
+	}
+	return s.update(ctx, func() ([]store.Mutation, error) {
+		st, err := s.loadBlob(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if st.rec == nil {
+			return nil, azerr.New(azerr.BlobNotFound)
+		}
+		if st.b.Deleted == 0 || st.key.Row == rowBase {
+			return nil, azerr.New(azerr.BlobSnapshotNotSoftDeleted)
+		}
+		var b batch
+		b.add(forgetExpiry(&st.b, st.key))
+		b.add(st.remove()...)
+		retireContent(&st.b, &b, s.nextTicks(0))
+		return b.m, nil
+	})
+}

@@ -463,12 +463,18 @@ func (s *Server) setBlobProperties(rq *request) error {
 func (s *Server) deleteBlob(rq *request) error {
 	h := rq.R.Header
 	if rq.Query.Has("deletetype") {
-		// Permanent deletion of soft-deleted snapshots (AllowPermanentDelete) is not served:
-		// its refusals' codes are undocumented. A clear refusal beats deleting otherwise
-		// than asked.
-		e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: deletetype=%q is not supported by this server.", rq.Query.Get("deletetype"))
-		e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: "deletetype"}, {Name: "QueryParameterValue", Value: rq.Query.Get("deletetype")}}
-		return e
+		// Permanent deletion of a soft-deleted snapshot or version; the SDKs send
+		// "Permanent".
+		if v := rq.Query.Get("deletetype"); !strings.EqualFold(v, "permanent") {
+			e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: deletetype=%q is not permanent.", v)
+			e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: "deletetype"}, {Name: "QueryParameterValue", Value: v}}
+			return e
+		}
+		if err := s.svc.PermanentlyDeleteBlob(rq.ctx, rq.path()); err != nil {
+			return err
+		}
+		rq.W.Header()["x-ms-delete-type-permanent"] = []string{"true"}
+		return rq.done(http.StatusAccepted)
 	}
 	d, err := blob.ParseDeleteSnapshots(h.Get("x-ms-delete-snapshots"))
 	if err != nil {

@@ -32,7 +32,8 @@ func newRaw(e *env) *raw {
 	}
 	q, err := sas.AccountSignatureValues{
 		Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour),
-		Permissions:   (&sas.AccountPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Tag: true, FilterByTags: true}).String(),
+		Permissions: (&sas.AccountPermissions{Read: true, Write: true, Delete: true, DeletePreviousVersion: true, PermanentDelete: true,
+			List: true, Add: true, Create: true, Tag: true, FilterByTags: true}).String(),
 		ResourceTypes: (&sas.AccountResourceTypes{Service: true, Container: true, Object: true}).String(),
 	}.SignWithSharedKey(cred)
 	if err != nil {
@@ -97,7 +98,8 @@ func TestRawErrorResponses(t *testing.T) {
 			{"ETag condition on a container", "DELETE", "/ctr?restype=container", map[string]string{"If-Match": "*"}, nil, 400, "UnsupportedHeader", ""},
 			{"lease without an action", "PUT", "/ctr/b?comp=lease", nil, nil, 400, "MissingRequiredHeader", "x-ms-lease-action"},
 			{"bad version", "GET", "/ctr/nope", map[string]string{"x-ms-version": "yesterday"}, nil, 400, "InvalidHeaderValue", ""},
-			{"permanent delete", "DELETE", "/ctr/b?deletetype=permanent", nil, nil, 400, "InvalidQueryParameterValue", "deletetype"},
+			{"deletetype other than permanent", "DELETE", "/ctr/b?deletetype=soft", nil, nil, 400, "InvalidQueryParameterValue", "deletetype"},
+			{"permanent delete on an account that does not allow it", "DELETE", "/ctr/b?snapshot=2024-01-01T00:00:00.0000000Z&deletetype=permanent", nil, nil, 409, "PermanentDeleteNotAllowed", ""},
 			{"where that is no expression", "GET", "/?comp=blobs&where=" + url.QueryEscape(`"k" = v`), nil, nil, 400, "InvalidQueryParameterValue", "where"},
 			{"x-ms-if-tags that is no expression", "PUT", "/ctr/b", map[string]string{"x-ms-blob-type": "BlockBlob", "x-ms-if-tags": "k = = 'v'"}, strings.NewReader("x"), 400, "InvalidHeaderValue", "x-ms-if-tags"},
 			{"restore without the deleted name", "PUT", "/ctr?restype=container&comp=undelete", nil, nil, 400, "MissingRequiredHeader", "x-ms-deleted-container-name"},

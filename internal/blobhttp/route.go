@@ -183,7 +183,10 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 		case http.MethodHead:
 			return s.run(rq, auth.OpGetBlobProperties, s.getBlobProperties)
 		case http.MethodDelete:
-			if rq.Query.Has("versionid") {
+			switch {
+			case rq.Query.Has("deletetype"):
+				return s.run(rq, auth.OpPermanentDelete, s.deleteBlob)
+			case rq.Query.Has("versionid"):
 				return s.run(rq, auth.OpDeleteBlobVersion, s.deleteBlob)
 			}
 			return s.run(rq, auth.OpDeleteBlob, s.deleteBlob)

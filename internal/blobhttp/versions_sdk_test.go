@@ -318,3 +318,90 @@ func TestSDKVersioningWithSoftDelete(t *testing.T) {
 		}
 	})
 }
+
+// With AllowPermanentDelete in the account's DeleteRetentionPolicy, a soft-deleted snapshot or
+// previous version is removed for good by Delete Blob with deletetype=permanent, which a SAS
+// needs the y permission for (azblob's recorded TestPermanentDelete and
+// TestPermanentDeleteWithoutPermission); anything else is a 409.
+func TestSDKPermanentDelete(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		e.svc.Versioning = func(string) bool { return true }
+		svc := e.client.ServiceClient()
+		c := e.container("permanent")
+		bb := c.NewBlockBlobClient("b")
+		first, err := bb.Upload(ctx, streaming.NopCloser(strings.NewReader("one")), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := bb.CreateSnapshot(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snapClient, err := bb.WithSnapshot(*snap.Snapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		permanent := &blob.DeleteOptions{BlobDeleteType: to.Ptr(blob.DeleteTypePermanent)}
+		_, err = snapClient.Delete(ctx, permanent)
+		wantStatus(t, err, 409, "PermanentDeleteNotAllowed")
+
+		_, err = svc.SetProperties(ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(3)), AllowPermanentDelete: to.Ptr(true)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = snapClient.Delete(ctx, permanent)
+		wantStatus(t, err, 409, "BlobSnapshotNotSoftDeleted")
+		_, err = bb.Delete(ctx, permanent)
+		wantStatus(t, err, 409, "BlobSnapshotNotSoftDeleted")
+
+		if _, err := snapClient.Delete(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		version, err := bb.WithVersionID(*first.VersionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := version.Delete(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		all := container.ListBlobsInclude{Versions: true, Snapshots: true, Deleted: true}
+		if got := fmt.Sprint(versionListing(t, c, all)); got != "[b=3@snap deleted b=3@v deleted b=3@current]" {
+			t.Fatalf("before permanent deletes: %s", got)
+		}
+
+		// A SAS needs y; with it, both go for good.
+		for _, target := range []*blockblob.Client{snapClient, version} {
+			without, err := target.GetSASURL(sas.BlobPermissions{Delete: true, DeletePreviousVersion: true}, time.Now().Add(time.Hour), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			anon, err := blockblob.NewClientWithNoCredential(without, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = anon.Delete(ctx, permanent)
+			wantStatus(t, err, 403, "AuthorizationPermissionMismatch")
+			with, err := target.GetSASURL(sas.BlobPermissions{PermanentDelete: true}, time.Now().Add(time.Hour), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if anon, err = blockblob.NewClientWithNoCredential(with, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := anon.Delete(ctx, permanent); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := fmt.Sprint(versionListing(t, c, all)); got != "[b=3@current]" {
+			t.Fatalf("after permanent deletes: %s", got)
+		}
+		_, err = bb.Undelete(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(versionListing(t, c, all)); got != "[b=3@current]" {
+			t.Fatalf("Undelete brought back what was deleted for good: %s", got)
+		}
+	})
+}

@@ -28,7 +28,9 @@ import (
 	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -94,6 +96,10 @@ func main() {
 	}
 	ports := freePorts(3)
 	tabula := startTabula(repo, *out, storeFlags, pki, ports)
+	if err := configureSoftDelete(ports[1]); err != nil {
+		_ = tabula.Process.Kill()
+		log.Fatalf("configuring softdelacct: %v", err)
+	}
 	login := serveLogin(pki)
 	proxy := serveProxy(map[string]string{
 		".table.": ports[0], ".blob.": ports[1], ".queue.": ports[2], "login.": login,
@@ -260,6 +266,45 @@ func startTabula(repo, out string, store []string, p pki, ports []string) *exec.
 		time.Sleep(100 * time.Millisecond)
 	}
 	log.Fatalf("Tabula did not start; see %s", logFile.Name())
+	return nil
+}
+
+// configureSoftDelete gives softdelacct what the suites' soft-delete account has on Azure,
+// set there with the management plane: blob soft delete, with permanent delete allowed. The
+// request goes to Tabula's blob address over plain HTTP (it serves both on one port),
+// signed with the development key.
+func configureSoftDelete(blobAddr string) error {
+	body := `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><DeleteRetentionPolicy>` +
+		`<Enabled>true</Enabled><Days>1</Days><AllowPermanentDelete>true</AllowPermanentDelete></DeleteRetentionPolicy></StorageServiceProperties>`
+	req, err := http.NewRequest(http.MethodPut, "http://"+blobAddr+"/softdelacct/?restype=service&comp=properties", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	date := time.Now().UTC().Format(http.TimeFormat)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("x-ms-version", "2021-12-02")
+	req.Header.Set("Content-Type", "application/xml")
+	// SharedKey: the string to sign of a PUT with a body, its x-ms- headers and the
+	// canonicalized resource (the account, the path, the query sorted).
+	toSign := strings.Join([]string{http.MethodPut, "", "", fmt.Sprint(len(body)), "", "application/xml", "", "", "", "", "", "",
+		"x-ms-date:" + date + "\nx-ms-version:2021-12-02",
+		"/softdelacct/softdelacct/\ncomp:properties\nrestype:service"}, "\n")
+	key, err := base64.StdEncoding.DecodeString(devKey)
+	if err != nil {
+		return err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(toSign))
+	req.Header.Set("Authorization", "SharedKey softdelacct:"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		msg, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("Set Blob Service Properties: %s %s", resp.Status, msg)
+	}
 	return nil
 }
 
