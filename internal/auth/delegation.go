@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -80,7 +82,30 @@ type delegation struct {
 	key                                      DelegationKey
 	skt, ske                                 string // as in the URL
 	saoid, suoid, scid, skdutid, sduoid      string
-	signedRequestHeaders, signedRequestQuery string // srh, srq canonicalized (only names travel; see stringsToSign)
+	srh, srq                                 string // the names of the signed request headers and query parameters
+	signedRequestHeaders, signedRequestQuery string // srh, srq canonicalized with the request's values (bindRequest)
+}
+
+// bindRequest canonicalizes the signed request headers and query parameters (srh, srq) with
+// the values this request carries, as the client signed them with the values it meant to
+// send: "name:value\n" for each header, "\nname:value" for each query parameter, in the
+// order named. A request that lacks one, or carries another value, then fails the
+// signature (403 AuthenticationFailed).
+func (d *delegation) bindRequest(header http.Header, query url.Values) {
+	var b strings.Builder
+	for name := range strings.SplitSeq(d.srh, ",") {
+		if name != "" {
+			b.WriteString(name + ":" + header.Get(name) + "\n")
+		}
+	}
+	d.signedRequestHeaders = b.String()
+	b.Reset()
+	for name := range strings.SplitSeq(d.srq, ",") {
+		if name != "" {
+			b.WriteString("\n" + name + ":" + query.Get(name))
+		}
+	}
+	d.signedRequestQuery = b.String()
 }
 
 // parseDelegation reads a user delegation SAS's key fields from q.
@@ -102,11 +127,7 @@ func parseDelegation(t *sasToken, get func(string) string) error {
 	if d.key.Expiry, ok = parseSASTime(d.ske); !ok {
 		return authenticationFailed(fmt.Sprintf("ske %q is not an ISO 8601 UTC time.", d.ske))
 	}
-	if get("srh") != "" || get("srq") != "" {
-		// Signed request headers and query parameters bind a SAS to values the request must
-		// carry; Tabula does not check them yet, so it must not accept what it cannot check.
-		return authenticationFailed("SASes with signed request headers or query parameters (srh, srq) are not supported by this server.")
-	}
+	d.srh, d.srq = get("srh"), get("srq")
 	if t.si != "" {
 		return authenticationFailed("A user delegation SAS cannot name a stored access policy (si).")
 	}
@@ -127,7 +148,7 @@ func (t *sasToken) delegationStringsToSign(resource, signedSnapshot string) []st
 	tail := func(fields ...[]string) string {
 		return strings.Join(concat(fields...), "\n")
 	}
-	newest := tail(head, k, []string{d.saoid, d.suoid, d.scid, d.skdutid, d.sduoid, t.sip, t.spr, t.sv, t.sr, signedSnapshot, t.ses, "", ""}, overrides)
+	newest := tail(head, k, []string{d.saoid, d.suoid, d.scid, d.skdutid, d.sduoid, t.sip, t.spr, t.sv, t.sr, signedSnapshot, t.ses, d.signedRequestHeaders, d.signedRequestQuery}, overrides)
 	var layout string
 	switch {
 	case t.sv >= delegationSASRequestVersion:

@@ -291,6 +291,9 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 	if err != nil {
 		return nil, err
 	}
+	if t.delegation != nil {
+		t.delegation.bindRequest(r.Header, r.Query)
+	}
 	var sigBuf [64]byte
 	sig := decodeSignature(sigBuf[:0], t.sig) // not base64: cannot match
 	candidates := t.stringsToSign(acct.Name)

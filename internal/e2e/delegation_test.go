@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,85 @@ func TestBlobBatchWithBearerTokens(t *testing.T) {
 	}
 	if n := len(page.Segment.BlobItems); n != 0 {
 		t.Errorf("%d blobs left after the owner's batch", n)
+	}
+}
+
+// addHeadersAndQuery is a pipeline policy that sends the given headers and query parameters
+// with every request.
+type addHeadersAndQuery struct{ headers, query map[string]string }
+
+func (p addHeadersAndQuery) Do(req *policy.Request) (*http.Response, error) {
+	r := req.Raw()
+	for k, v := range p.headers {
+		r.Header.Set(k, v)
+	}
+	q := r.URL.Query()
+	for k, v := range p.query {
+		q.Set(k, v)
+	}
+	r.URL.RawQuery = q.Encode()
+	return req.Next()
+}
+
+// A user delegation SAS with signed request headers and query parameters (srh, srq) is good
+// only for requests that carry those values (azblob's TestDelegationSASRequestHeadersAndQueryParameters
+// and its Fail twin): without them, or with others, it is 403 AuthenticationFailed.
+func TestUserDelegationSASWithSignedRequestHeaders(t *testing.T) {
+	s := startHTTPSServer(t)
+	ctx := context.Background()
+	opts := &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Transport: s.client, Retry: policy.RetryOptions{MaxRetries: -1}}}
+	claims := entraClaims()
+	claims["tid"] = "00000000-0000-0000-0000-000000000001"
+	client, err := azblob.NewClient("https://"+s.blobAddr+"/devstoreaccount1", tokenCredential{t, s.key, claims}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CreateContainer(ctx, "bound", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.UploadBuffer(ctx, "bound", "b", []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	udc, err := client.ServiceClient().GetUserDelegationCredential(ctx, service.KeyInfo{
+		Start: ptr(now.Add(-time.Minute).Format(sas.TimeFormat)), Expiry: ptr(now.Add(time.Hour).Format(sas.TimeFormat)),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers := map[string]string{"foo": "bar", "company": "msft", "language": "go,java,python"}
+	query := map[string]string{"hello": "world", "abra": "cadabra", "day": "monday,tuesday"}
+	qp, err := sas.BlobSignatureValues{
+		Protocol: sas.ProtocolHTTPS, ExpiryTime: now.Add(time.Hour), Permissions: (&sas.ContainerPermissions{Read: true}).String(),
+		ContainerName: "bound", SignedRequestHeaders: headers, SignedRequestQueryParameters: query,
+	}.SignWithUserDelegation(udc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qp.SignedRequestHeaders() == "" || qp.SignedRequestQueryParameters() == "" {
+		t.Fatalf("no srh or srq in %s", qp.Encode())
+	}
+	sasURL := "https://" + s.blobAddr + "/devstoreaccount1/bound/b?" + qp.Encode()
+	reader := func(p policy.Policy) *blob.Client {
+		t.Helper()
+		o := opts.ClientOptions
+		if p != nil {
+			o.PerCallPolicies = []policy.Policy{p}
+		}
+		c, err := blob.NewClientWithNoCredential(sasURL, &blob.ClientOptions{ClientOptions: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if _, err := reader(addHeadersAndQuery{headers, query}).GetProperties(ctx, nil); err != nil {
+		t.Fatalf("with the signed headers and query parameters: %v", err)
+	}
+	if _, err := reader(nil).GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
+		t.Fatalf("without them: %v", err)
+	}
+	other := map[string]string{"foo": "baz", "company": "msft", "language": "go,java,python"}
+	if _, err := reader(addHeadersAndQuery{other, query}).GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
+		t.Fatalf("with another header value: %v", err)
 	}
 }
