@@ -82,6 +82,10 @@ type Blob struct {
 	CommittedBlockCount int
 	Sealed              bool // append blobs
 	Copy                *CopyState
+	// IncrementalCopy marks an incremental copy blob and its snapshots (incremental.go);
+	// CopyDestinationSnapshot is the destination snapshot its last copy made.
+	IncrementalCopy         bool
+	CopyDestinationSnapshot string
 	// AccessTier is x-ms-access-tier; AccessTierInferred tells that it was never set (block
 	// blobs are then Hot).
 	AccessTier         string
@@ -128,7 +132,9 @@ type blobRecord struct {
 	Sequence int64      `json:"seq,omitempty"`
 	Sealed   bool       `json:"sealed,omitempty"`
 	Copy     *CopyState `json:"copy,omitempty"`
-	Tier     string     `json:"tier,omitempty"`
+	// Incremental is set on an incremental copy blob and its snapshots (incremental.go).
+	Incremental *incrementalState `json:"inc,omitempty"`
+	Tier        string            `json:"tier,omitempty"`
 	// TierChanged (Unix nanoseconds) is when Tier was last set (AccessTierChanged).
 	TierChanged int64 `json:"tierChanged,omitempty"`
 	// KeySHA is the SHA-256 (base64) of the customer-provided key the content was written
@@ -239,6 +245,9 @@ func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
 	}
 	if b.Type == AppendBlob {
 		out.CommittedBlockCount = b.Blocks
+	}
+	if inc := b.Incremental; inc != nil {
+		out.IncrementalCopy, out.CopyDestinationSnapshot = true, inc.Destination
 	}
 	if snapshot == "" {
 		out.Lease = b.Lease.info(now)
@@ -514,6 +523,9 @@ func (s *Service) changeBlob(ctx context.Context, p Path, leaseID string, cond C
 		}
 		if st.b.archived(now) {
 			return nil, azerr.New(azerr.BlobArchived)
+		}
+		if err := notIncrementalBase(&st); err != nil {
+			return nil, err
 		}
 		var b batch
 		if err := change(&st, &b); err != nil {

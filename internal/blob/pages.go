@@ -40,6 +40,9 @@ func (s *Service) checkPageWrite(st *blobState, r ByteRange, o *PageWriteOptions
 	if st.b.Type != PageBlob {
 		return azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Page writes apply to page blobs; this is a %s.", st.b.Type)
 	}
+	if err := notIncrementalBase(st); err != nil {
+		return err
+	}
 	if err := s.checkWriteAccess(st, o.LeaseID, o.Conditions, modify, now); err != nil {
 		return err
 	}
@@ -224,6 +227,9 @@ func (s *Service) GetPageRanges(ctx context.Context, p Path, o PageRangesOptions
 	}
 	if st.b.Type != PageBlob {
 		return PageRanges{}, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Get Page Ranges applies to page blobs; this is a %s.", st.b.Type)
+	}
+	if err := notIncrementalBase(&st); err != nil {
+		return PageRanges{}, err
 	}
 	// A range that starts or ends inside a page is widened to whole pages: the real
 	// service answers bytes=0-1022 with the page range 0-1023 (azblob's TestPutGetPages).

@@ -93,6 +93,9 @@ func (s *Service) GetBlob(ctx context.Context, p Path, o GetBlobOptions) (Downlo
 	if st.b.archived(now) {
 		return Download{}, azerr.New(azerr.BlobArchived)
 	}
+	if err := notIncrementalBase(&st); err != nil {
+		return Download{}, err
+	}
 	d := Download{Blob: st.public(p, now), Count: st.b.Size}
 	if r := o.Range; r != nil {
 		if r.Start >= st.b.Size {

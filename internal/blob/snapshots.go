@@ -116,6 +116,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID
 		if err := cond.checkCustomerKey(st.b.KeySHA); err != nil {
 			return nil, err
 		}
+		if err := notIncrementalBase(&st); err != nil {
+			return nil, err
+		}
 		var b batch
 		snap, err := s.duplicate(ctx, &st.b, true, &b)
 		if err != nil {

@@ -313,6 +313,10 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 		h["x-ms-copy-progress"] = v.one(c.Progress)
 		h["x-ms-copy-completion-time"] = httpTime(c.CompletionTime)
 	}
+	if b.IncrementalCopy {
+		h["x-ms-incremental-copy"] = trueValue
+		h["x-ms-copy-destination-snapshot"] = v.one(b.CopyDestinationSnapshot)
+	}
 	if len(b.Tags) > 0 {
 		h["x-ms-tag-count"] = v.one(strconv.Itoa(len(b.Tags)))
 	}

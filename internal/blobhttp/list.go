@@ -119,7 +119,12 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 		w.elem("CopyProgress", c.Progress)
 		w.elem("CopyCompletionTime", c.CompletionTime.Format(http.TimeFormat))
 	}
+
 	w.elem("ServerEncrypted", "true")
+	if b.IncrementalCopy {
+		w.elem("IncrementalCopy", "true")
+		w.elem("DestinationSnapshot", b.CopyDestinationSnapshot)
+	}
 	if b.Deleted {
 		w.elem("DeletedTime", b.DeletedTime.Format(http.TimeFormat))
 		w.elem("RemainingRetentionDays", strconv.Itoa(b.RemainingRetentionDays))

@@ -218,6 +218,10 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 		if method == http.MethodPut {
 			return s.run(rq, auth.OpAbortCopyBlob, s.abortCopy)
 		}
+	case "incrementalcopy":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpCopyBlob, s.incrementalCopy)
+		}
 	case "tier":
 		if method == http.MethodPut {
 			return s.run(rq, auth.OpSetBlobTier, s.setBlobTier)
