@@ -98,6 +98,7 @@ type config struct {
 	storeWait        time.Duration
 	rehydrateAfter   time.Duration
 	blobVersioning   string // "", "all" or account names
+	containerDays    string // container soft delete: "", N (days, every account) or NAME:N,...
 	accounts         string
 	consoleAddr      string
 	limits           server.Limits
@@ -135,6 +136,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	durationFlag(fs, &envErrsPre, &c.storeWait, "store-wait", "TABULA_STORE_WAIT", time.Minute, "how long start-up waits for an unreachable --store database, trying again and logging each attempt; 0 fails at once")
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.blobVersioning, "blob-versioning", envOr("TABULA_BLOB_VERSIONING", ""), "`all|NAME[,NAME...]`: accounts whose blobs keep previous versions when overwritten or deleted (blob versioning, an account setting on Azure); none when empty (env TABULA_BLOB_VERSIONING)")
+	fs.StringVar(&c.containerDays, "container-soft-delete", envOr("TABULA_CONTAINER_SOFT_DELETE", ""), "`DAYS|NAME:DAYS[,NAME:DAYS...]`: how long every account, or each account named, keeps its deleted containers, restorable (container soft delete, an account setting on Azure: 1 to 365 days); off when empty (env TABULA_CONTAINER_SOFT_DELETE)")
 	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: the web console at /, /metrics (Prometheus), /healthz, /readyz, /insights, /admin/faults, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
 	fs.StringVar(&c.keyFile, "key", envOr("TABULA_KEY", ""), "`FILE`: the PEM private key of --cert (env TABULA_KEY)")
@@ -231,6 +233,38 @@ func versioningOf(spec string, hosted []auth.Account) (func(account string) bool
 		on[name] = true
 	}
 	return func(account string) bool { return on[account] }, nil
+}
+
+// containerRetentionOf reads --container-soft-delete: days for every hosted account, or
+// NAME:DAYS for each account named.
+func containerRetentionOf(spec string, hosted []auth.Account) (func(account string) int, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	days := func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 365 {
+			return 0, fmt.Errorf("--container-soft-delete: %q is not a number of days from 1 to 365", v)
+		}
+		return n, nil
+	}
+	if !strings.Contains(spec, ":") {
+		n, err := days(spec)
+		return func(string) int { return n }, err
+	}
+	each := map[string]int{}
+	for _, part := range strings.Split(spec, ",") {
+		name, v, _ := strings.Cut(part, ":")
+		if !slices.ContainsFunc(hosted, func(a auth.Account) bool { return a.Name == name }) {
+			return nil, fmt.Errorf("--container-soft-delete: %q is not a hosted account (give DAYS, or NAME:DAYS for names from --accounts)", name)
+		}
+		n, err := days(v)
+		if err != nil {
+			return nil, err
+		}
+		each[name] = n
+	}
+	return func(account string) int { return each[account] }, nil
 }
 
 // durationFlag defines a duration flag whose default comes from env when set; an env value
@@ -340,6 +374,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	containerRetention, err := containerRetentionOf(c.containerDays, accounts)
+	if err != nil {
+		return err
+	}
 	st, where, err := openStore(ctx, c)
 	if err != nil {
 		return err
@@ -393,6 +431,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	blobs := blob.New(st, st)
 	blobs.RehydrateAfter = c.rehydrateAfter
 	blobs.Versioning = versioning
+	blobs.ContainerRetention = containerRetention
 	queues := queue.New(st, queue.Options{})
 	// The services, in the order of their ports; each is named in the connection string by
 	// its endpoint keyword.

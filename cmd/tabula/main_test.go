@@ -22,6 +22,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+
+	"github.com/tabula-dev/tabula/internal/auth"
 )
 
 // The test binary doubles as the server: with TABULA_TEST_SERVE set it runs tabula itself, so
@@ -472,6 +474,34 @@ func TestConsoleServesMetricsAndHealth(t *testing.T) {
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if status, body := get(path); status != 200 {
 			t.Errorf("%s: %d %s", path, status, body)
+		}
+	}
+}
+
+// --blob-versioning and --container-soft-delete name all accounts or hosted ones, and refuse
+// what they cannot mean.
+func TestAccountSettingFlags(t *testing.T) {
+	hosted := []auth.Account{{Name: "one"}, {Name: "two"}}
+	v, err := versioningOf("two", hosted)
+	if err != nil || v("one") || !v("two") {
+		t.Fatalf("versioningOf(two): %v", err)
+	}
+	if v, err := versioningOf("all", hosted); err != nil || !v("one") {
+		t.Fatalf("versioningOf(all): %v", err)
+	}
+	if _, err := versioningOf("three", hosted); err == nil {
+		t.Fatal("versioning for an account not hosted")
+	}
+	r, err := containerRetentionOf("7", hosted)
+	if err != nil || r("one") != 7 || r("two") != 7 {
+		t.Fatalf("containerRetentionOf(7): %v", err)
+	}
+	if r, err = containerRetentionOf("two:3", hosted); err != nil || r("one") != 0 || r("two") != 3 {
+		t.Fatalf("containerRetentionOf(two:3): %v", err)
+	}
+	for _, bad := range []string{"0", "366", "x", "three:3", "two:0"} {
+		if _, err := containerRetentionOf(bad, hosted); err == nil {
+			t.Errorf("containerRetentionOf(%q) took it", bad)
 		}
 	}
 }

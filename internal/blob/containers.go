@@ -45,6 +45,12 @@ type Container struct {
 	PublicAccess PublicAccess
 	Policies     []AccessPolicy
 	Lease        LeaseInfo
+	// Deleted marks a soft-deleted container (List Containers with include=deleted), kept as
+	// Version until RemainingRetentionDays pass (containersoftdelete.go).
+	Deleted                bool
+	Version                string
+	DeletedTime            time.Time
+	RemainingRetentionDays int
 }
 
 // containerRecord is a container as stored.
@@ -232,7 +238,8 @@ func (s *Service) SetContainerACL(ctx context.Context, account, name string, acc
 
 // DeleteContainer deletes a container and, with it, every blob in it, leased or not. A
 // leased container needs its lease id. The container is gone for every reader when this
-// returns; its blobs' storage is reclaimed in the background (Collect).
+// returns; its blobs' storage is reclaimed in the background (Collect), after the account's
+// container retention when it has one (containersoftdelete.go).
 func (s *Service) DeleteContainer(ctx context.Context, account, name, leaseID string, cond Conditions) error {
 	err := s.update(ctx, func() ([]store.Mutation, error) {
 		rec, c, err := s.loadContainer(ctx, account, name)
@@ -244,6 +251,9 @@ func (s *Service) DeleteContainer(ctx context.Context, account, name, leaseID st
 		}
 		if err := cond.onContainer().checkWrite(true, etagOf(c.ETag), time.Unix(0, c.Modified), nil, modify, azerr.ConditionNotMet); err != nil {
 			return nil, err
+		}
+		if days := s.containerRetention(account); days > 0 {
+			return s.softDeleteContainer(rec, c, days, s.Now())
 		}
 		return []store.Mutation{
 			{Key: rec.Key, Expect: expectRead(rec), Delete: true},
@@ -287,6 +297,8 @@ type ListContainersOptions struct {
 	Prefix     string
 	Marker     string
 	MaxResults int
+	// Deleted adds the soft-deleted containers (include=deleted).
+	Deleted bool
 }
 
 // ContainerPage is one page of List Containers. NextMarker is empty on the last page.
@@ -304,21 +316,50 @@ func (s *Service) ListContainers(ctx context.Context, account string, o ListCont
 	if end, ok := prefixEnd(o.Prefix); ok {
 		r.End = store.Key{Space: containersSpace, Partition: account, Row: end}
 	}
-	var page ContainerPage
+	var live []Container
+	var keys []string
 	now := s.Now()
 	err := s.store.Scan(ctx, r, func(rec store.Record) (bool, error) {
-		if len(page.Containers) == limit {
-			page.NextMarker = rec.Key.Row
-			return false, nil
-		}
 		c, err := decodeContainer(&rec)
 		if err != nil {
 			return false, err
 		}
-		page.Containers = append(page.Containers, c.public(rec.Key.Row, now))
-		return true, nil
+		live = append(live, c.public(rec.Key.Row, now))
+		keys = append(keys, rec.Key.Row)
+		return len(live) <= limit, nil
 	})
-	return page, err
+	if err != nil {
+		return ContainerPage{}, err
+	}
+	if o.Deleted {
+		dead, deadKeys, err := s.deletedContainers(ctx, account, o.Prefix, o.Marker, limit+1, now)
+		if err != nil {
+			return ContainerPage{}, err
+		}
+		live, keys = mergeListings(live, keys, dead, deadKeys)
+	}
+	// One more than a page was read: it is where the next page starts.
+	var page ContainerPage
+	if len(live) > limit {
+		page.NextMarker = keys[limit]
+		live = live[:limit]
+	}
+	page.Containers = live
+	return page, nil
+}
+
+// mergeListings merges two listings ordered by their keys into one.
+func mergeListings(a []Container, aKeys []string, b []Container, bKeys []string) ([]Container, []string) {
+	out := make([]Container, 0, len(a)+len(b))
+	keys := make([]string, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		if len(b) == 0 || len(a) > 0 && aKeys[0] < bKeys[0] {
+			out, keys, a, aKeys = append(out, a[0]), append(keys, aKeys[0]), a[1:], aKeys[1:]
+		} else {
+			out, keys, b, bKeys = append(out, b[0]), append(keys, bKeys[0]), b[1:], bKeys[1:]
+		}
+	}
+	return out, keys
 }
 
 // pageLimit is a listing's page size for maxresults n (0: absent).

@@ -76,7 +76,7 @@ func (s *Service) due(ctx context.Context, space string, cutoff int64) ([]store.
 	var out []store.Record
 	err := s.store.Scan(ctx, store.SpaceRange(space), func(rec store.Record) (bool, error) {
 		if rec.Version <= cutoff {
-			out = append(out, store.Record{Key: rec.Key, Version: rec.Version})
+			out = append(out, store.Record{Key: rec.Key, Version: rec.Version, Value: append([]byte(nil), rec.Value...)})
 		}
 		return true, nil
 	})
@@ -141,7 +141,12 @@ func (s *Service) sweepDeletedContainers(ctx context.Context, cutoff int64) (int
 			err = s.store.DeleteSpace(ctx, space)
 		}
 		if err == nil {
-			err = s.commit(ctx, []store.Mutation{{Key: d.Key, Delete: true, Expect: store.Expect{Kind: store.ExpectVersion, Version: d.Version}}})
+			m := []store.Mutation{{Key: d.Key, Delete: true, Expect: store.Expect{Kind: store.ExpectVersion, Version: d.Version}}}
+			if account, row, ok := strings.Cut(string(d.Value), "\x00"); ok {
+				// A soft-deleted container whose retention is over: its record goes too.
+				m = append(m, store.Mutation{Key: store.Key{Space: deletedContainersSpace, Partition: account, Row: row}, Delete: true})
+			}
+			err = s.commit(ctx, m)
 		}
 		var cf *store.ConditionFailedError
 		if err != nil && !errors.As(err, &cf) { // a failed condition: another front-end swept it

@@ -9,6 +9,9 @@
 // The spaces, all prefixed so that they never meet the Table service's:
 //
 //	\x00blobcontainers  partition account, row container name: the container record
+//	\x00blobcontainersdeleted
+//	                    partition account, row container name + "!" + version: a
+//	                    soft-deleted container (containersoftdelete.go)
 //	b/<acct>/<container>/<random>
 //	                    one space per container incarnation, partition blob name, rows:
 //	                    rowSnapshot+timestamp (snapshots, oldest first), rowVersion+version
@@ -21,7 +24,8 @@
 //	\x00blobgarbage     row object id: an object that lost a reference (version: when)
 //	\x00blobdead        row content or staging id: pieces no blob reaches any more
 //	\x00blobstaged      row space + blob name: blobs with uncommitted blocks (for expiry)
-//	\x00blobdeleted     row space: a deleted container whose blobs are still to be reclaimed
+//	\x00blobdeleted     row space: a deleted container whose blobs are still to be reclaimed,
+//	                    version when; a soft-deleted container's value names its record
 //	\x00blobsoftdeleted row expiry + space + blob name + row: a soft-deleted blob or snapshot,
 //	                    due for removal at expiry (softdelete.go)
 //	\x00blobtags        partition account, row tag key + value + container + blob name +
@@ -50,16 +54,18 @@ import (
 )
 
 const (
-	containersSpace  = "\x00blobcontainers"
-	extentsSpace     = "\x00blobextents"
-	blocksSpace      = "\x00blobblocks"
-	refsSpace        = "\x00blobrefs"
-	garbageSpace     = "\x00blobgarbage"
-	deadSpace        = "\x00blobdead"
-	stagedSpace      = "\x00blobstaged"
-	deletedSpace     = "\x00blobdeleted"
-	softDeletedSpace = "\x00blobsoftdeleted"
-	tagIndexSpace    = "\x00blobtags"
+	containersSpace = "\x00blobcontainers"
+	// deletedContainersSpace holds soft-deleted containers (containersoftdelete.go).
+	deletedContainersSpace = "\x00blobcontainersdeleted"
+	extentsSpace           = "\x00blobextents"
+	blocksSpace            = "\x00blobblocks"
+	refsSpace              = "\x00blobrefs"
+	garbageSpace           = "\x00blobgarbage"
+	deadSpace              = "\x00blobdead"
+	stagedSpace            = "\x00blobstaged"
+	deletedSpace           = "\x00blobdeleted"
+	softDeletedSpace       = "\x00blobsoftdeleted"
+	tagIndexSpace          = "\x00blobtags"
 )
 
 // Rows of a blob's partition in its container's space. Snapshots sort before the blob, as
@@ -99,6 +105,10 @@ type Service struct {
 	// Versioning tells the accounts whose blobs keep previous versions (versions.go); nil
 	// for none. Every front-end over one store must be given the same.
 	Versioning func(account string) bool
+
+	// ContainerRetention is the number of days an account keeps its deleted containers,
+	// restorable (containersoftdelete.go); nil or 0 for none.
+	ContainerRetention func(account string) int
 
 	// lastTicks makes the versions and ETags this process hands out strictly increasing.
 	lastTicks atomic.Int64

@@ -112,7 +112,7 @@ func (s *Server) listContainers(rq *request) error {
 		return err
 	}
 	q := rq.Query
-	page, err := s.svc.ListContainers(rq.ctx, rq.Account, blob.ListContainersOptions{Prefix: q.Get("prefix"), Marker: q.Get("marker"), MaxResults: n})
+	page, err := s.svc.ListContainers(rq.ctx, rq.Account, blob.ListContainersOptions{Prefix: q.Get("prefix"), Marker: q.Get("marker"), MaxResults: n, Deleted: inc["deleted"]})
 	if err != nil {
 		return err
 	}
@@ -136,18 +136,28 @@ func (s *Server) listContainers(rq *request) error {
 		for _, c := range page.Containers {
 			w.open("Container")
 			w.elem("Name", c.Name)
+			if c.Deleted {
+				w.elem("Deleted", "true")
+				w.elem("Version", c.Version)
+			}
 			w.open("Properties")
 			w.elem("Last-Modified", c.LastModified.Format(http.TimeFormat))
 			w.elem("Etag", string(c.ETag))
-			w.elem("LeaseStatus", c.Lease.Status)
-			w.elem("LeaseState", string(c.Lease.State))
-			w.optional("LeaseDuration", c.Lease.Duration)
+			if c.Lease.State != "" {
+				w.elem("LeaseStatus", c.Lease.Status)
+				w.elem("LeaseState", string(c.Lease.State))
+				w.optional("LeaseDuration", c.Lease.Duration)
+			}
 			w.optional("PublicAccess", string(c.PublicAccess))
 			w.elem("DefaultEncryptionScope", "$account-encryption-key")
 			w.elem("DenyEncryptionScopeOverride", "false")
 			w.elem("HasImmutabilityPolicy", "false")
 			w.elem("HasLegalHold", "false")
 			w.elem("ImmutableStorageWithVersioningEnabled", "false")
+			if c.Deleted {
+				w.elem("DeletedTime", c.DeletedTime.Format(http.TimeFormat))
+				w.elem("RemainingRetentionDays", strconv.Itoa(c.RemainingRetentionDays))
+			}
 			w.close("Properties")
 			if inc["metadata"] {
 				w.metadata(c.Metadata)
@@ -337,10 +347,10 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	return keys
 }
 
-// restoreContainer answers Restore Container. Containers are soft-deleted only under the
-// account's container soft-delete policy, a setting of the management plane that no data-plane
-// request (and so no SDK) can turn on; without it Azure keeps no deleted container and answers
-// 404 ContainerNotFound (blob.md §8.8), which is what every restore finds here too.
+// restoreContainer answers Restore Container (blob.md §8.8): the soft-deleted container
+// x-ms-deleted-container-name of x-ms-deleted-container-version comes back as the container
+// the URL names. Containers are soft-deleted only on an account with container soft delete
+// (--container-soft-delete); elsewhere there is nothing to restore (404 ContainerNotFound).
 func (s *Server) restoreContainer(rq *request) error {
 	h := rq.R.Header
 	for _, name := range []string{"x-ms-deleted-container-name", "x-ms-deleted-container-version"} {
@@ -348,5 +358,13 @@ func (s *Server) restoreContainer(rq *request) error {
 			return missingHeader(name)
 		}
 	}
-	return azerr.Newf(azerr.ContainerNotFound, "The specified container does not exist. (No container is soft-deleted: container soft delete is off, as the data plane cannot turn it on.)")
+	if rq.container == "" {
+		return missingHeader("x-ms-deleted-container-name") // as the real service answers, above
+	}
+	c, err := s.svc.RestoreContainer(rq.ctx, rq.Account, rq.container, h.Get("x-ms-deleted-container-name"), h.Get("x-ms-deleted-container-version"))
+	if err != nil {
+		return err
+	}
+	setETag(rq.W.Header(), c.ETag, c.LastModified)
+	return rq.done(http.StatusCreated)
 }
