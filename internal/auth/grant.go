@@ -95,6 +95,8 @@ type sasGrant struct {
 	permissions   string // sp, or the policy's permission
 	// resource checks that a service SAS covers the target; nil for an account SAS.
 	resource sasResource
+	// encryptionScope is the signed encryption scope (ses): the scope of what the SAS writes.
+	encryptionScope string
 }
 
 // sasResource is the part of a service SAS that names what it covers: a table and key range,
@@ -115,6 +117,15 @@ func (g *Grant) Account() string {
 // Anonymous reports whether the request carried no credentials (Blob service only: the other
 // services refuse such requests in Authenticate).
 func (g *Grant) Anonymous() bool { return g != nil && g.anonymous }
+
+// EncryptionScope is the encryption scope a SAS signed (ses), in which the blobs it writes are
+// encrypted; "" for other credentials.
+func (g *Grant) EncryptionScope() string {
+	if g == nil || g.sas == nil {
+		return ""
+	}
+	return g.sas.encryptionScope
+}
 
 // Authorize checks that the grant allows op on t.
 //

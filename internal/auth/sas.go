@@ -403,7 +403,7 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 		}
 	}
 
-	g := &Grant{account: acct.Name, sas: &sasGrant{permissions: permissions}}
+	g := &Grant{account: acct.Name, sas: &sasGrant{permissions: permissions, encryptionScope: t.ses}}
 	if t.account {
 		g.sas.accountSAS = true
 		g.sas.resourceTypes = t.srt

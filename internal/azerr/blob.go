@@ -45,6 +45,7 @@ const (
 	IncrementalCopyOfEarlierSnapshotNotAllowed Code = "IncrementalCopyOfEarlierSnapshotNotAllowed"
 	IncrementalCopyBlobMismatch                Code = "IncrementalCopyBlobMismatch"
 	InvalidSourceBlobType                      Code = "InvalidSourceBlobType"
+	RequestForbiddenByContainerPolicy          Code = "RequestForbiddenByContainerPolicy"
 	BlobSnapshotNotSoftDeleted                 Code = "BlobSnapshotNotSoftDeleted"
 	PermanentDeleteNotAllowed                  Code = "PermanentDeleteNotAllowed"
 	MD5Mismatch                                Code = "Md5Mismatch"
@@ -120,6 +121,7 @@ var blobDefaults = map[Code]defaultOf{
 	IncrementalCopyOfEarlierSnapshotNotAllowed: {409, "The specified snapshot is earlier than the last snapshot copied into the incremental copy blob."},
 	IncrementalCopyBlobMismatch:                {409, "The specified source blob is different than the copy source of the existing incremental copy blob."},
 	InvalidSourceBlobType:                      {409, "The copy source blob type is invalid for this operation."},
+	RequestForbiddenByContainerPolicy:          {409, "This request is not permitted by the container's policy."},
 	BlobSnapshotNotSoftDeleted:                 {409, "The specified blob snapshot or version is not soft-deleted."},
 	PermanentDeleteNotAllowed:                  {409, "Permanent delete is not enabled for this account."},
 	MD5Mismatch:                                {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},

@@ -96,6 +96,8 @@ type Blob struct {
 	// EncryptionKeySHA256 is the SHA-256 of the customer-provided key the blob was written
 	// with, "" for none.
 	EncryptionKeySHA256 string
+	// EncryptionScope is the encryption scope the blob was written in, "" for the account's.
+	EncryptionScope string
 	// ArchiveStatus (rehydrate-pending-to-hot, -cool or -cold) and RehydratePriority
 	// (Standard or High) describe an Archive blob on its way back to an online tier.
 	ArchiveStatus     string
@@ -140,6 +142,8 @@ type blobRecord struct {
 	// KeySHA is the SHA-256 (base64) of the customer-provided key the content was written
 	// with, "" for none. Nothing is encrypted: the key only decides who may read and write.
 	KeySHA string `json:"cpk,omitempty"`
+	// Scope is the encryption scope the blob was written in, "" for the account's (scopes.go).
+	Scope string `json:"scope,omitempty"`
 	// Rehydrate is an Archive blob's pending move to an online tier (settle completes it).
 	Rehydrate *rehydration `json:"rehydrate,omitempty"`
 	Tags      Tags         `json:"tags,omitempty"`
@@ -239,6 +243,7 @@ func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
 		Sealed:              b.Sealed,
 		Copy:                b.Copy,
 		EncryptionKeySHA256: b.KeySHA,
+		EncryptionScope:     b.Scope,
 		AccessTier:          b.Tier,
 		Tags:                b.Tags,
 		CommittedBlockCount: 0,
@@ -334,6 +339,8 @@ type blobState struct {
 	// readTags are the index tags of the live base blob as read (nil for anything else): what
 	// the tag index holds for it, which put brings up to date.
 	readTags Tags
+	// scope is the container's encryption scope policy (scopes.go).
+	scope ScopePolicy
 }
 
 func (st *blobState) exists() bool { return st.rec != nil && st.b.Deleted == 0 }
@@ -343,11 +350,12 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 	if err := ValidateBlobName(p.Name); err != nil {
 		return blobState{}, err
 	}
-	space, err := s.containerSpace(ctx, p.Account, p.Container)
+	ref, err := s.containerOf(ctx, p.Account, p.Container)
 	if err != nil {
 		return blobState{}, err
 	}
-	st := blobState{account: p.Account, container: p.Container, space: space, key: baseKey(space, p.Name)}
+	space := ref.space
+	st := blobState{account: p.Account, container: p.Container, space: space, key: baseKey(space, p.Name), scope: ref.scope}
 	switch {
 	case p.VersionID != "":
 		return st, s.loadVersion(ctx, &st, p.VersionID)

@@ -224,6 +224,9 @@ type CommitBlockListOptions struct {
 	Tier       string
 	LeaseID    string
 	Conditions Conditions
+	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
+	// ses), "" for none: the container's default then applies (scopes.go).
+	EncryptionScope string
 }
 
 // committedBlock is a block of a blob's committed list: its id and pieces.
@@ -286,7 +289,12 @@ func (s *Service) PutBlockList(ctx context.Context, p Path, list []BlockListEntr
 		}
 		var b batch
 		s.retireStaging(&st, srec, staging, &b)
+		scope, err := st.scopeFor(o.EncryptionScope)
+		if err != nil {
+			return nil, err
+		}
 		next := blobRecord{
+			Scope:       scope,
 			Type:        BlockBlob,
 			Props:       put.Properties,
 			Metadata:    o.Metadata,

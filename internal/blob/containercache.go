@@ -10,7 +10,14 @@ import (
 // containerCache keeps the space of each existing container in memory (see namecache: only
 // over a store.Exclusive store, where every change to a container record is committed by this
 // Service, through commit, which tells the cache).
-type containerCache = namecache.Cache[containerName, string]
+type containerCache = namecache.Cache[containerName, containerRef]
+
+// containerRef is what a blob request needs of its container: the space of its blobs and
+// its encryption scope policy.
+type containerRef struct {
+	space string
+	scope ScopePolicy
+}
 
 type containerName struct{ account, name string }
 
@@ -18,27 +25,27 @@ type containerName struct{ account, name string }
 const maxCachedContainers = 4096
 
 func newContainerCache() *containerCache {
-	return namecache.New[containerName, string](maxCachedContainers)
+	return namecache.New[containerName, containerRef](maxCachedContainers)
 }
 
-// containerSpace returns the space holding the blobs of an existing container: 404
+// containerOf returns what a blob request needs of an existing container: 404
 // ContainerNotFound when it does not exist.
-func (s *Service) containerSpace(ctx context.Context, account, name string) (string, error) {
+func (s *Service) containerOf(ctx context.Context, account, name string) (containerRef, error) {
 	if s.containers == nil {
 		_, c, err := s.loadContainer(ctx, account, name)
-		return c.Space, err
+		return c.ref(), err
 	}
 	n := containerName{account, name}
-	space, generation, ok := s.containers.Lookup(n)
+	ref, generation, ok := s.containers.Lookup(n)
 	if ok {
-		return space, nil
+		return ref, nil
 	}
 	_, c, err := s.loadContainer(ctx, account, name)
 	if err != nil {
-		return "", err
+		return containerRef{}, err
 	}
-	s.containers.Fill(n, c.Space, generation)
-	return c.Space, nil
+	s.containers.Fill(n, c.ref(), generation)
+	return c.ref(), nil
 }
 
 // commit commits mutations to the store, then forgets the cached containers they touch,

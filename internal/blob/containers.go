@@ -45,6 +45,9 @@ type Container struct {
 	PublicAccess PublicAccess
 	Policies     []AccessPolicy
 	Lease        LeaseInfo
+	// Scope is the container's encryption scope policy; its Default is "" for the account's
+	// key.
+	Scope ScopePolicy
 	// Deleted marks a soft-deleted container (List Containers with include=deleted), kept as
 	// Version until RemainingRetentionDays pass (containersoftdelete.go).
 	Deleted                bool
@@ -65,6 +68,7 @@ type containerRecord struct {
 	Access   PublicAccess   `json:"access,omitempty"`
 	Policies []AccessPolicy `json:"policies,omitempty"`
 	Lease    lease          `json:"lease,omitzero"`
+	Scope    ScopePolicy    `json:"scopes,omitzero"`
 }
 
 func containerKey(account, name string) store.Key {
@@ -80,6 +84,7 @@ func (c *containerRecord) public(name string, now time.Time) Container {
 		PublicAccess: c.Access,
 		Policies:     c.Policies,
 		Lease:        c.Lease.info(now),
+		Scope:        c.Scope,
 	}
 }
 
@@ -125,6 +130,11 @@ func (s *Service) touch(etag *int64, modified *int64) {
 
 // CreateContainer creates a container: 409 ContainerAlreadyExists if it exists.
 func (s *Service) CreateContainer(ctx context.Context, account, name string, md Metadata, access PublicAccess) (Container, error) {
+	return s.CreateContainerWithScope(ctx, account, name, md, access, ScopePolicy{})
+}
+
+// CreateContainerWithScope is CreateContainer with an encryption scope policy (scopes.go).
+func (s *Service) CreateContainerWithScope(ctx context.Context, account, name string, md Metadata, access PublicAccess, scope ScopePolicy) (Container, error) {
 	if err := ValidateContainerName(name); err != nil {
 		return Container{}, err
 	}
@@ -138,6 +148,10 @@ func (s *Service) CreateContainer(ctx context.Context, account, name string, md 
 		Space:    "b/" + account + "/" + name + "/" + randomID(),
 		Metadata: md,
 		Access:   access,
+		Scope:    scope,
+	}
+	if c.Scope.Default == accountScope {
+		c.Scope.Default = ""
 	}
 	s.touch(&c.ETag, &c.Modified)
 	value, err := json.Marshal(&c)

@@ -95,6 +95,9 @@ type CopyOptions struct {
 	// CopyTags (x-ms-copy-source-tag-option: COPY, Copy Blob From URL) gives the copy the
 	// source's tags instead of Tags.
 	CopyTags bool
+	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
+	// ses), "" for none: the container's default then applies (scopes.go).
+	EncryptionScope string
 }
 
 // CopyBlob copies src (a blob or snapshot of dst's account) over dst: type, bytes, content
@@ -117,7 +120,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 	if err != nil {
 		return Blob{}, err
 	}
-	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
+	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if o.SourceMD5 != nil {
 			if err := s.checkSourceMD5(ctx, &srcSt.b, 0, srcSt.b.Size, o.SourceMD5); err != nil {
 				return blobRecord{}, err
@@ -164,7 +167,7 @@ func canonicalTier(tier string) (string, error) {
 }
 
 // copyInto replaces dst with what build makes of the source, as Put Blob replaces a blob.
-func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions, leaseID string, cond Conditions,
+func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions, leaseID string, cond Conditions, scope string,
 	build func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error)) (Blob, error) {
 	var out Blob
 	err := s.update(ctx, func() ([]store.Mutation, error) {
@@ -192,6 +195,9 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 		}
 		s.retireStaging(&st, srec, staging, &b)
 		next.Created, next.Lease, next.ETag, next.KeySHA, next.Rehydrate = now.UnixNano(), lease{}, 0, cond.customerKey(), nil
+		if next.Scope, err = st.scopeFor(scope); err != nil {
+			return nil, err
+		}
 		if err := s.keepReplaced(ctx, &st, &next, now, &b); err != nil {
 			return nil, err
 		}
@@ -254,6 +260,9 @@ type PutBlobFromURLOptions struct {
 	Tier       string
 	LeaseID    string
 	Conditions Conditions
+	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
+	// ses), "" for none: the container's default then applies (scopes.go).
+	EncryptionScope string
 }
 
 // PutBlobFromURL replaces dst with a block blob holding the bytes of src (a blob or snapshot
@@ -271,7 +280,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 	if o.SourceMD5 != nil && len(o.SourceMD5) != md5.Size {
 		return Blob{}, azerr.New(azerr.InvalidMD5)
 	}
-	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
+	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if srcSt.b.Size > MaxPutBlobSize {
 			return blobRecord{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The copy source has %d bytes; Put Blob From URL takes at most %d.", srcSt.b.Size, int64(MaxPutBlobSize))
 		}

@@ -96,6 +96,7 @@ func (s *Service) IncrementalCopy(ctx context.Context, dst, src Path, o Incremen
 		destination := timeOfTicks(s.nextTicks(0)).Format(snapshotLayout)
 		next.Incremental = &incrementalState{Source: incrementalSource(src), Snapshot: snapshot, Destination: destination}
 		next.Created, next.Lease, next.ETag, next.Tags, next.Rehydrate = now.UnixNano(), lease{}, 0, nil, nil
+		next.Scope, _ = st.scopeFor("") // the container's default, which never refuses
 		next.Copy = &CopyState{
 			ID: uuid.New(), Source: o.SourceURL, Status: "success",
 			Progress: fmt.Sprintf("%d/%d", srcSt.b.Size, srcSt.b.Size), CompletionTime: now.UTC(),
@@ -119,7 +120,7 @@ func (s *Service) IncrementalCopy(ctx context.Context, dst, src Path, o Incremen
 		}
 		b.add(m...)
 		copied.Incremental, copied.Copy, copied.Created, copied.ETag, copied.Modified = next.Incremental, next.Copy, next.Created, next.ETag, next.Modified
-		copied.Lease, copied.Tags, copied.Version, copied.Rehydrate = lease{}, nil, "", nil
+		copied.Lease, copied.Tags, copied.Version, copied.Rehydrate, copied.Scope = lease{}, nil, "", nil, next.Scope
 		ss := blobState{space: st.space, key: snapshotKey(st.space, dst.Name, destination)}
 		if m, err = s.put(&ss, &copied); err != nil {
 			return nil, err

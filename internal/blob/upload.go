@@ -205,6 +205,9 @@ type PutBlobOptions struct {
 	// PageBlobSize (x-ms-blob-content-length) and SequenceNumber create a page blob.
 	PageBlobSize   int64
 	SequenceNumber int64
+	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
+	// ses), "" for none: the container's default then applies (scopes.go).
+	EncryptionScope string
 }
 
 // PutBlob creates or replaces a blob with the size bytes of body (a block blob) or empty (a
@@ -252,7 +255,12 @@ func (s *Service) PutBlob(ctx context.Context, p Path, body io.Reader, size int6
 		}
 		var b batch
 		s.retireStaging(&st, srec, staging, &b)
+		scope, err := st.scopeFor(o.EncryptionScope)
+		if err != nil {
+			return nil, err
+		}
 		next := blobRecord{
+			Scope:       scope,
 			Type:        o.Type,
 			Props:       props,
 			Metadata:    o.Metadata,

@@ -35,7 +35,7 @@ func (s *Server) putBlob(rq *request) error {
 	if err != nil {
 		return err
 	}
-	o := blob.PutBlobOptions{LeaseID: leaseID(h), Conditions: conditions(h, ""), Metadata: metadata(h), Tier: h.Get("x-ms-access-tier")}
+	o := blob.PutBlobOptions{LeaseID: leaseID(h), Conditions: conditions(h, ""), Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), EncryptionScope: requestScope(rq)}
 	if o.Type, err = blobType(h); err != nil {
 		return err
 	}
@@ -87,6 +87,7 @@ func (s *Server) putBlob(rq *request) error {
 	if o.Type == blob.BlockBlob {
 		setChecksums(out, sums, true)
 	}
+	answerScope(out, b.EncryptionScope)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }
@@ -229,6 +230,7 @@ func (s *Server) copyBlob(rq *request) error {
 	o := blob.CopyOptions{
 		SourceURL: h.Get("x-ms-copy-source"), Source: s.sourceOptions(h),
 		Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, ""),
+		EncryptionScope: requestScope(rq),
 	}
 	if o.Tags, err = tags(h); err != nil {
 		return err
@@ -260,6 +262,7 @@ func (s *Server) copyBlob(rq *request) error {
 	}
 	out["x-ms-copy-id"] = []string{b.Copy.ID}
 	out["x-ms-copy-status"] = []string{b.Copy.Status}
+	answerScope(out, b.EncryptionScope)
 	return rq.done(http.StatusAccepted)
 }
 
@@ -289,7 +292,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
-	o := blob.PutBlobFromURLOptions{Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	o := blob.PutBlobFromURLOptions{Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, ""), EncryptionScope: requestScope(rq)}
 	if o.Source, err = s.fetchedSource(h); err != nil {
 		return err
 	}
@@ -323,6 +326,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	setVersionID(out, &b)
 	answerCustomerKey(out, key)
 	setChecksums(out, blob.Checksums{MD5: b.Properties.ContentMD5, CRC64: o.Source.CRC64}, true)
+	answerScope(out, b.EncryptionScope)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }
@@ -445,6 +449,7 @@ func (s *Server) setBlobMetadata(rq *request) error {
 	setETag(out, b.ETag, b.LastModified)
 	setVersionID(out, &b)
 	answerCustomerKey(out, key)
+	answerScope(out, b.EncryptionScope)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusOK)
 }
@@ -541,6 +546,7 @@ func (s *Server) snapshotBlob(rq *request) error {
 	out["x-ms-snapshot"] = []string{snap}
 	// false for a blob written with a customer-provided key, as azblob's recorded
 	// TestBlobSnapshotWithCPK reads it.
+	answerScope(out, b.EncryptionScope)
 	out["x-ms-request-server-encrypted"] = []string{strconv.FormatBool(key == "")}
 	return rq.done(http.StatusCreated)
 }

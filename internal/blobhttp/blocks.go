@@ -60,6 +60,7 @@ func (s *Server) putBlock(rq *request) error {
 	body.answer(out)
 	answerCustomerKey(out, key)
 	setChecksums(out, sums, sent.MD5 != nil)
+	answerScope(out, requestScope(rq))
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }
@@ -107,6 +108,7 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	// The checksums the source range was checked against, as the real service answers
 	// them (azblob's TestStageBlockFromURLWithMD5 and TestStageBlockFromURLWithCRC64).
 	setChecksums(rq.W.Header(), blob.Checksums{MD5: o.SourceMD5, CRC64: o.Source.CRC64}, true)
+	answerScope(rq.W.Header(), requestScope(rq))
 	rq.W.Header()["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }
@@ -133,7 +135,7 @@ func (s *Server) putBlockList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	o := blob.CommitBlockListOptions{Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, "")}
+	o := blob.CommitBlockListOptions{Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, ""), EncryptionScope: requestScope(rq)}
 	key, err := withCustomerKey(h, &o.Conditions, true)
 	if err != nil {
 		return err
@@ -154,6 +156,7 @@ func (s *Server) putBlockList(rq *request) error {
 	setVersionID(out, &b)
 	setChecksums(out, sums, sent.MD5 != nil)
 	answerCustomerKey(out, key)
+	answerScope(out, b.EncryptionScope)
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }

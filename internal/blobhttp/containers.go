@@ -149,8 +149,8 @@ func (s *Server) listContainers(rq *request) error {
 				w.optional("LeaseDuration", c.Lease.Duration)
 			}
 			w.optional("PublicAccess", string(c.PublicAccess))
-			w.elem("DefaultEncryptionScope", "$account-encryption-key")
-			w.elem("DenyEncryptionScopeOverride", "false")
+			w.elem("DefaultEncryptionScope", defaultScope(c.Scope))
+			w.elem("DenyEncryptionScopeOverride", strconv.FormatBool(c.Scope.DenyOverride))
 			w.elem("HasImmutabilityPolicy", "false")
 			w.elem("HasLegalHold", "false")
 			w.elem("ImmutableStorageWithVersioningEnabled", "false")
@@ -178,12 +178,28 @@ func (s *Server) createContainer(rq *request) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.svc.CreateContainer(rq.ctx, rq.Account, rq.container, metadata(rq.R.Header), access)
+	h := rq.R.Header
+	scope := blob.ScopePolicy{Default: h.Get("x-ms-default-encryption-scope")}
+	if v := h.Get("x-ms-deny-encryption-scope-override"); v != "" {
+		if scope.DenyOverride, err = strconv.ParseBool(v); err != nil {
+			return invalidHeader("x-ms-deny-encryption-scope-override", v, "not true or false")
+		}
+	}
+	c, err := s.svc.CreateContainerWithScope(rq.ctx, rq.Account, rq.container, metadata(h), access, scope)
 	if err != nil {
 		return err
 	}
 	setETag(rq.W.Header(), c.ETag, c.LastModified)
 	return rq.done(http.StatusCreated)
+}
+
+// defaultScope is a container's default encryption scope as Azure reports it: the
+// account's key has a name too.
+func defaultScope(p blob.ScopePolicy) string {
+	if p.Default == "" {
+		return "$account-encryption-key"
+	}
+	return p.Default
 }
 
 // getContainerProperties answers Get Container Properties and Get Container Metadata.
@@ -202,8 +218,8 @@ func (s *Server) getContainerProperties(rq *request) error {
 		}
 		h["x-ms-has-immutability-policy"] = []string{"false"}
 		h["x-ms-has-legal-hold"] = []string{"false"}
-		h["x-ms-default-encryption-scope"] = []string{"$account-encryption-key"}
-		h["x-ms-deny-encryption-scope-override"] = []string{"false"}
+		h["x-ms-default-encryption-scope"] = []string{defaultScope(c.Scope)}
+		h["x-ms-deny-encryption-scope-override"] = []string{strconv.FormatBool(c.Scope.DenyOverride)}
 	}
 	return rq.done(http.StatusOK)
 }

@@ -245,6 +245,23 @@ func setETag(h http.Header, etag blob.ETag, modified time.Time) {
 	h["Last-Modified"] = httpTime(modified)
 }
 
+// requestScope is the encryption scope a request names: its SAS's signed scope (ses), in
+// which whatever the SAS writes is encrypted, else x-ms-encryption-scope; "" for none.
+func requestScope(rq *request) string {
+	if ses := rq.grant.EncryptionScope(); ses != "" {
+		return ses
+	}
+	return rq.R.Header.Get("x-ms-encryption-scope")
+}
+
+// answerScope writes x-ms-encryption-scope, the scope a write put its bytes in, when there is
+// one.
+func answerScope(h http.Header, scope string) {
+	if scope != "" {
+		h["x-ms-encryption-scope"] = []string{scope}
+	}
+}
+
 // setVersionID writes x-ms-version-id for a blob of a versioned account: the version read,
 // or the one a write made.
 func setVersionID(h http.Header, b *blob.Blob) {
@@ -343,6 +360,9 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 	if b.EncryptionKeySHA256 != "" {
 		// Read with its key (customer-provided keys, cpk.go), which the answer names.
 		h["x-ms-encryption-key-sha256"] = v.one(b.EncryptionKeySHA256)
+	}
+	if b.EncryptionScope != "" {
+		h["x-ms-encryption-scope"] = v.one(b.EncryptionScope)
 	}
 }
 

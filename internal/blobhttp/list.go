@@ -107,6 +107,7 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 	if b.EncryptionKeySHA256 != "" {
 		w.elem("CustomerProvidedKeySha256", b.EncryptionKeySHA256)
 	}
+	w.optional("EncryptionScope", b.EncryptionScope)
 	if b.Lease.State != "" {
 		w.elem("LeaseStatus", b.Lease.Status)
 		w.elem("LeaseState", string(b.Lease.State))

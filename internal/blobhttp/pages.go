@@ -128,6 +128,7 @@ func (s *Server) putPage(rq *request) error {
 	out["x-ms-blob-sequence-number"] = []string{strconv.FormatInt(b.SequenceNumber, 10)}
 	setChecksums(out, sums, true) // an MD5 only where the request gave one to check
 	answerCustomerKey(out, key)
+	answerScope(out, requestScope(rq))
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }
@@ -256,6 +257,7 @@ func (s *Server) appendBlock(rq *request) error {
 	out["x-ms-blob-committed-block-count"] = []string{strconv.Itoa(res.Blob.CommittedBlockCount)}
 	setChecksums(out, res.Sums, true) // an MD5 only where the request gave one to check
 	answerCustomerKey(out, key)
+	answerScope(out, requestScope(rq))
 	out["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)
 }

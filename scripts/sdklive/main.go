@@ -432,6 +432,8 @@ func suiteEnv(proxy, bundle string) []string {
 		"AZURE_TENANT_ID=72f988bf-86f1-41af-91ab-2d7cd011db47", "AZURE_CLIENT_ID=00000000-0000-0000-0000-0000000000c1", "AZURE_CLIENT_SECRET=sdklive",
 		"TABLES_STORAGE_ACCOUNT_NAME=devstoreaccount1", "TABLES_PRIMARY_STORAGE_ACCOUNT_KEY=" + devKey,
 		"TABLES_COSMOS_ACCOUNT_NAME=cosmosacct", "TABLES_PRIMARY_COSMOS_ACCOUNT_KEY=" + devKey,
+		// An encryption scope: Tabula takes any scope a request names.
+		"AZURE_STORAGE_ENCRYPTION_SCOPE=sdklivescope",
 	}
 	for prefix, account := range map[string]string{"": "devstoreaccount1", "SECONDARY_": "secondacct", "PREMIUM_": "premiumacct", "SOFT_DELETE_": "softdelacct"} {
 		env = append(env, prefix+"AZURE_STORAGE_ACCOUNT_NAME="+account, prefix+"AZURE_STORAGE_ACCOUNT_KEY="+devKey)
