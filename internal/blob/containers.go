@@ -313,7 +313,13 @@ type ListContainersOptions struct {
 	MaxResults int
 	// Deleted adds the soft-deleted containers (include=deleted).
 	Deleted bool
+	// System adds the system containers (include=system): $logs, which every account has.
+	System bool
 }
+
+// logsContainer is where Azure's analytics logging writes; every account has it, and only
+// listings that ask for system containers show it.
+const logsContainer = "$logs"
 
 // ContainerPage is one page of List Containers. NextMarker is empty on the last page.
 type ContainerPage struct {
@@ -324,6 +330,13 @@ type ContainerPage struct {
 // ListContainers lists an account's containers in name order. A page reads only the
 // containers it returns (and one more, to know whether the listing goes on).
 func (s *Service) ListContainers(ctx context.Context, account string, o ListContainersOptions) (ContainerPage, error) {
+	if o.System {
+		// Made the first time it is asked for, as Azure accounts come with it.
+		_, err := s.CreateContainer(ctx, account, logsContainer, nil, PrivateAccess)
+		if err != nil && azerr.As(err).Code != azerr.ContainerAlreadyExists {
+			return ContainerPage{}, err
+		}
+	}
 	limit := pageLimit(o.MaxResults)
 	r := store.PartitionRange(containersSpace, account)
 	r.Start.Row = max(o.Prefix, o.Marker)
@@ -334,6 +347,9 @@ func (s *Service) ListContainers(ctx context.Context, account string, o ListCont
 	var keys []string
 	now := s.Now()
 	err := s.store.Scan(ctx, r, func(rec store.Record) (bool, error) {
+		if rec.Key.Row == logsContainer && !o.System {
+			return true, nil
+		}
 		c, err := decodeContainer(&rec)
 		if err != nil {
 			return false, err

@@ -112,7 +112,7 @@ func (s *Server) listContainers(rq *request) error {
 		return err
 	}
 	q := rq.Query
-	page, err := s.svc.ListContainers(rq.ctx, rq.Account, blob.ListContainersOptions{Prefix: q.Get("prefix"), Marker: q.Get("marker"), MaxResults: n, Deleted: inc["deleted"]})
+	page, err := s.svc.ListContainers(rq.ctx, rq.Account, blob.ListContainersOptions{Prefix: q.Get("prefix"), Marker: q.Get("marker"), MaxResults: n, Deleted: inc["deleted"], System: inc["system"]})
 	if err != nil {
 		return err
 	}

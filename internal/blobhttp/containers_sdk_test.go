@@ -120,3 +120,36 @@ func TestSDKServiceProperties(t *testing.T) {
 		}
 	})
 }
+
+// Every account has the system container $logs, which only listings with include=system show
+// (azblob's recorded TestListContainersSystem).
+func TestSDKLogsContainerIsASystemContainer(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		e.container("mine")
+		list := func(system bool) []string {
+			t.Helper()
+			var names []string
+			pager := e.client.ServiceClient().NewListContainersPager(&service.ListContainersOptions{Include: service.ListContainersInclude{System: system}})
+			for pager.More() {
+				page, err := pager.NextPage(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range page.ContainerItems {
+					names = append(names, *c.Name)
+				}
+			}
+			return names
+		}
+		if got := fmt.Sprint(list(true)); got != "[$logs mine]" {
+			t.Fatalf("with include=system: %s", got)
+		}
+		if got := fmt.Sprint(list(false)); got != "[mine]" {
+			t.Fatalf("without: %s", got)
+		}
+		if _, err := e.client.ServiceClient().NewContainerClient("$logs").GetProperties(ctx, nil); err != nil {
+			t.Fatalf("$logs is listed but not there: %v", err)
+		}
+	})
+}
