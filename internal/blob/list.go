@@ -33,7 +33,11 @@ type ListBlobsOptions struct {
 	// StartFrom (startFrom) is the name the listing starts at, inclusive. It is taken as a
 	// whole blob name, not one relative to Prefix (which the real service's REST reference
 	// leaves UNSURE; azblob's live tests give it without a prefix).
-	StartFrom  string
+	StartFrom string
+	// EndBefore (endBefore) is the name the listing stops before. Azure documents it for
+	// listings in the Apache Arrow format, which clients ask for with XML as their fallback;
+	// the XML listings here honour it too.
+	EndBefore  string
 	MaxResults int
 	Include    ListBlobsInclude
 }
@@ -79,6 +83,9 @@ func (s *Service) ListBlobs(ctx context.Context, account, container string, o Li
 	r := store.Range{Space: c.Space, EndUnbounded: true}
 	if end, ok := prefixEnd(o.Prefix); ok {
 		r.End, r.EndUnbounded = store.Key{Space: c.Space, Partition: end}, false
+	}
+	if o.EndBefore != "" && (r.EndUnbounded || o.EndBefore < r.End.Partition) {
+		r.End, r.EndUnbounded = store.Key{Space: c.Space, Partition: o.EndBefore}, false
 	}
 	now := s.Now()
 	var page BlobPage

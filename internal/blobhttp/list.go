@@ -21,7 +21,7 @@ func (s *Server) listBlobs(rq *request) error {
 	}
 	q := rq.Query
 	page, err := s.svc.ListBlobs(rq.ctx, rq.Account, rq.container, blob.ListBlobsOptions{
-		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), Marker: q.Get("marker"), StartFrom: q.Get("startFrom"), MaxResults: n,
+		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), Marker: q.Get("marker"), StartFrom: q.Get("startFrom"), EndBefore: q.Get("endBefore"), MaxResults: n,
 		Include: blob.ListBlobsInclude{Snapshots: inc["snapshots"], UncommittedBlobs: inc["uncommittedblobs"], Deleted: inc["deleted"],
 			Versions: inc["versions"], DeletedWithVersions: inc["deletedwithversions"]},
 	})

@@ -256,7 +256,8 @@ func TestCopySourceChecks(t *testing.T) {
 }
 
 // TestListingAndPageRangeAnswers follows TestContainerListBlobsFlatStartFrom,
-// TestContainerListBlobsHierarchyStartFrom and TestPutGetPages.
+// TestContainerListBlobsHierarchyStartFrom, TestContainerListBlobsFlatArrowStartFromEndBefore
+// and TestPutGetPages.
 func TestListingAndPageRangeAnswers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
@@ -279,6 +280,17 @@ func TestListingAndPageRangeAnswers(t *testing.T) {
 		}
 		if got := strings.Join(names(flat.Segment.BlobItems), " "); got != "b.txt dir/a.txt dir/b.txt" {
 			t.Fatalf("flat from b.txt: %s", got)
+		}
+		// endBefore (TestContainerListBlobsFlatArrowStartFromEndBefore, whose Apache Arrow
+		// request takes XML as its fallback) stops before the name, exclusive.
+		arrow, err := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
+			ResponseFormat: container.StorageResponseFormatArrow, StartFrom: to.Ptr("a.txt"), EndBefore: to.Ptr("dir/a.txt"),
+		}).NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(names(arrow.Segment.BlobItems), " "); got != "a.txt b.txt" {
+			t.Fatalf("flat from a.txt before dir/a.txt: %s", got)
 		}
 		tree, err := c.NewListBlobsHierarchyPager("/", &container.ListBlobsHierarchyOptions{Prefix: to.Ptr("dir/"), StartFrom: to.Ptr("dir/b.txt")}).NextPage(ctx)
 		if err != nil {
