@@ -46,6 +46,7 @@ const (
 	IncrementalCopyBlobMismatch                Code = "IncrementalCopyBlobMismatch"
 	InvalidSourceBlobType                      Code = "InvalidSourceBlobType"
 	RequestForbiddenByContainerPolicy          Code = "RequestForbiddenByContainerPolicy"
+	EncryptionScopeMismatch                    Code = "EncryptionScopeMismatch"
 	BlobSnapshotNotSoftDeleted                 Code = "BlobSnapshotNotSoftDeleted"
 	PermanentDeleteNotAllowed                  Code = "PermanentDeleteNotAllowed"
 	MD5Mismatch                                Code = "Md5Mismatch"
@@ -122,6 +123,7 @@ var blobDefaults = map[Code]defaultOf{
 	IncrementalCopyBlobMismatch:                {409, "The specified source blob is different than the copy source of the existing incremental copy blob."},
 	InvalidSourceBlobType:                      {409, "The copy source blob type is invalid for this operation."},
 	RequestForbiddenByContainerPolicy:          {409, "This request is not permitted by the container's policy."},
+	EncryptionScopeMismatch:                    {409, "The encryption scope of the request does not match the blob's."},
 	BlobSnapshotNotSoftDeleted:                 {409, "The specified blob snapshot or version is not soft-deleted."},
 	PermanentDeleteNotAllowed:                  {409, "Permanent delete is not enabled for this account."},
 	MD5Mismatch:                                {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},

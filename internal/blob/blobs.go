@@ -561,6 +561,9 @@ func (s *Service) SetBlobMetadata(ctx context.Context, p Path, md Metadata, leas
 		return Blob{}, err
 	}
 	return s.changeBlob(ctx, p, leaseID, cond, false, func(st *blobState, b *batch) error {
+		if err := st.checkScope(cond); err != nil {
+			return err
+		}
 		if err := s.versionWrite(ctx, st, &st.b, b); err != nil {
 			return err
 		}

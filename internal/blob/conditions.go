@@ -48,6 +48,10 @@ type Conditions struct {
 	// -if-unmodified-since; Delete Blob) judge when the blob's tier was last set: 412
 	// AccessTierChangeTimeConditionNotMet.
 	TierIfModifiedSince, TierIfUnmodifiedSince time.Time
+	// EncryptionScope, when not nil, is the encryption scope the request names ("" for none)
+	// for an operation that writes metadata into an existing blob (Set Blob Metadata,
+	// Snapshot Blob), which must be the blob's own (blobState.checkScope). Nil elsewhere.
+	EncryptionScope *string
 }
 
 // checkTierTime judges the tier-time conditions against when the tier was last set (zero:

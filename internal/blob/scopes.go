@@ -25,6 +25,25 @@ func (c *containerRecord) ref() containerRef {
 	return containerRef{space: c.Space, scope: c.Scope}
 }
 
+// checkScope refuses an operation that writes metadata into the existing blob st read in
+// another encryption scope than the blob's, as azblob's recorded TestGetSetBlobMetadataWithCPKScope
+// and TestBlobSnapshotWithCPKScope see the real service refuse it (also when the request
+// names none for a blob in a scope). UNSURE: the refusal's code; its status is taken from the
+// customer-provided key's like refusals, 409.
+func (st *blobState) checkScope(c Conditions) error {
+	if c.EncryptionScope == nil {
+		return nil
+	}
+	want, err := st.scopeFor(*c.EncryptionScope)
+	if err != nil {
+		return err
+	}
+	if want != st.b.Scope {
+		return azerr.Newf(azerr.EncryptionScopeMismatch, "The encryption scope of the request (%q) is not the blob's (%q).", want, st.b.Scope)
+	}
+	return nil
+}
+
 // scopeFor is the scope a write that names requested ("" for none) puts the blob in, under
 // the container's policy: a write naming another scope than a container's that denies
 // overrides is refused.

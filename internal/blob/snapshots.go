@@ -119,6 +119,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID
 		if err := notIncrementalBase(&st); err != nil {
 			return nil, err
 		}
+		if err := st.checkScope(cond); err != nil {
+			return nil, err
+		}
 		var b batch
 		snap, err := s.duplicate(ctx, &st.b, true, &b)
 		if err != nil {

@@ -441,6 +441,8 @@ func (s *Server) setBlobMetadata(rq *request) error {
 	if err != nil {
 		return err
 	}
+	scope := requestScope(rq)
+	cond.EncryptionScope = &scope
 	b, err := s.svc.SetBlobMetadata(rq.ctx, rq.path(), metadata(h), leaseID(h), cond)
 	if err != nil {
 		return err
@@ -535,6 +537,8 @@ func (s *Server) snapshotBlob(rq *request) error {
 	if err != nil {
 		return err
 	}
+	scope := requestScope(rq)
+	cond.EncryptionScope = &scope
 	snap, b, err := s.svc.SnapshotBlob(rq.ctx, rq.path(), metadata(h), leaseID(h), cond)
 	if err != nil {
 		return err

@@ -52,6 +52,20 @@ func TestSDKEncryptionScopes(t *testing.T) {
 			t.Fatalf("commit: scope %v, %v", committed.EncryptionScope, err)
 		}
 
+		// Metadata goes into the blob's scope: a write of it naming another (or none) is
+		// refused (TestGetSetBlobMetadataWithCPKScope, TestBlobSnapshotWithCPKScope).
+		md := map[string]*string{"k": to.Ptr("v")}
+		_, err = bb.SetMetadata(ctx, md, nil)
+		wantStatus(t, err, 409, "EncryptionScopeMismatch")
+		_, err = bb.CreateSnapshot(ctx, &blob.CreateSnapshotOptions{CPKScopeInfo: &blob.CPKScopeInfo{EncryptionScope: to.Ptr("other")}})
+		wantStatus(t, err, 409, "EncryptionScopeMismatch")
+		if resp, err := bb.SetMetadata(ctx, md, &blob.SetMetadataOptions{CPKScopeInfo: scope}); err != nil || *resp.EncryptionScope != "scope1" {
+			t.Fatalf("SetMetadata in the blob's scope: %v", err)
+		}
+		if _, err := bb.CreateSnapshot(ctx, &blob.CreateSnapshotOptions{CPKScopeInfo: scope}); err != nil {
+			t.Fatal(err)
+		}
+
 		// A container's default scope is every blob's written without one; a container that
 		// denies overrides refuses another.
 		dflt := e.client.ServiceClient().NewContainerClient("defaulted")
