@@ -548,10 +548,10 @@ func (s *Server) snapshotBlob(rq *request) error {
 	setVersionID(out, &b)
 	answerCustomerKey(out, key)
 	out["x-ms-snapshot"] = []string{snap}
-	// false for a blob written with a customer-provided key, as azblob's recorded
-	// TestBlobSnapshotWithCPK reads it.
 	answerScope(out, b.EncryptionScope)
-	out["x-ms-request-server-encrypted"] = []string{strconv.FormatBool(key == "")}
+	// false for a snapshot taken with a customer-provided key or in an encryption scope, as
+	// azblob's recorded TestBlobSnapshotWithCPK and TestBlobSnapshotWithCPKScope read it.
+	out["x-ms-request-server-encrypted"] = []string{strconv.FormatBool(key == "" && scope == "")}
 	return rq.done(http.StatusCreated)
 }
 

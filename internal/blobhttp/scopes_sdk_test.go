@@ -62,8 +62,9 @@ func TestSDKEncryptionScopes(t *testing.T) {
 		if resp, err := bb.SetMetadata(ctx, md, &blob.SetMetadataOptions{CPKScopeInfo: scope}); err != nil || *resp.EncryptionScope != "scope1" {
 			t.Fatalf("SetMetadata in the blob's scope: %v", err)
 		}
-		if _, err := bb.CreateSnapshot(ctx, &blob.CreateSnapshotOptions{CPKScopeInfo: scope}); err != nil {
-			t.Fatal(err)
+		snap, err := bb.CreateSnapshot(ctx, &blob.CreateSnapshotOptions{CPKScopeInfo: scope})
+		if err != nil || *snap.IsServerEncrypted {
+			t.Fatalf("a snapshot in the blob's scope: request server-encrypted %v, %v", snap.IsServerEncrypted, err)
 		}
 
 		// A container's default scope is every blob's written without one; a container that
