@@ -98,6 +98,7 @@ type config struct {
 	storeWait        time.Duration
 	rehydrateAfter   time.Duration
 	blobVersioning   string // "", "all" or account names
+	premiumAccounts  string // "", "all" or account names
 	containerDays    string // container soft delete: "", N (days, every account) or NAME:N,...
 	accounts         string
 	consoleAddr      string
@@ -137,6 +138,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.blobVersioning, "blob-versioning", envOr("TABULA_BLOB_VERSIONING", ""), "`all|NAME[,NAME...]`: accounts whose blobs keep previous versions when overwritten or deleted (blob versioning, an account setting on Azure); none when empty (env TABULA_BLOB_VERSIONING)")
 	fs.StringVar(&c.containerDays, "container-soft-delete", envOr("TABULA_CONTAINER_SOFT_DELETE", ""), "`DAYS|NAME:DAYS[,NAME:DAYS...]`: how long every account, or each account named, keeps its deleted containers, restorable (container soft delete, an account setting on Azure: 1 to 365 days); off when empty (env TABULA_CONTAINER_SOFT_DELETE)")
+	fs.StringVar(&c.premiumAccounts, "premium-accounts", envOr("TABULA_PREMIUM_ACCOUNTS", ""), "`all|NAME[,NAME...]`: accounts of the premium performance tier, whose page blobs have disk tiers P4 to P80 (chosen when an account is made on Azure); none when empty (env TABULA_PREMIUM_ACCOUNTS)")
 	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: the web console at /, /metrics (Prometheus), /healthz, /readyz, /insights, /admin/faults, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
 	fs.StringVar(&c.keyFile, "key", envOr("TABULA_KEY", ""), "`FILE`: the PEM private key of --cert (env TABULA_KEY)")
@@ -219,6 +221,11 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 
 // versioningOf reads --blob-versioning: all hosted accounts, or the hosted accounts named.
 func versioningOf(spec string, hosted []auth.Account) (func(account string) bool, error) {
+	return accountsOf("--blob-versioning", spec, hosted)
+}
+
+// accountsOf reads a flag naming all hosted accounts, or some of them.
+func accountsOf(flagName, spec string, hosted []auth.Account) (func(account string) bool, error) {
 	switch spec {
 	case "":
 		return nil, nil
@@ -228,7 +235,7 @@ func versioningOf(spec string, hosted []auth.Account) (func(account string) bool
 	on := map[string]bool{}
 	for _, name := range strings.Split(spec, ",") {
 		if !slices.ContainsFunc(hosted, func(a auth.Account) bool { return a.Name == name }) {
-			return nil, fmt.Errorf("--blob-versioning: %q is not a hosted account (give all, or names from --accounts)", name)
+			return nil, fmt.Errorf("%s: %q is not a hosted account (give all, or names from --accounts)", flagName, name)
 		}
 		on[name] = true
 	}
@@ -378,6 +385,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	premium, err := accountsOf("--premium-accounts", c.premiumAccounts, accounts)
+	if err != nil {
+		return err
+	}
 	st, where, err := openStore(ctx, c)
 	if err != nil {
 		return err
@@ -432,6 +443,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	blobs.RehydrateAfter = c.rehydrateAfter
 	blobs.Versioning = versioning
 	blobs.ContainerRetention = containerRetention
+	blobs.Premium = premium
 	queues := queue.New(st, queue.Options{})
 	// The services, in the order of their ports; each is named in the connection string by
 	// its endpoint keyword.

@@ -65,6 +65,7 @@ const (
 	MissingContentLengthHeader                 Code = "MissingContentLengthHeader"
 	FeatureVersionMismatch                     Code = "FeatureVersionMismatch"
 	InvalidBlobTier                            Code = "InvalidBlobTier"
+	BlobTierInadequateForContentLength         Code = "BlobTierInadequateForContentLength"
 	PreviousSnapshotNotFound                   Code = "PreviousSnapshotNotFound"
 	InvalidTag                                 Code = "InvalidTag"
 	SequenceNumberIncrementTooLarge            Code = "SequenceNumberIncrementTooLarge"
@@ -142,6 +143,7 @@ var blobDefaults = map[Code]defaultOf{
 	MissingContentLengthHeader:                 {411, "The Content-Length header was not specified."},
 	FeatureVersionMismatch:                     {409, "The type of blob in the container is unrecognized by this version."},
 	InvalidBlobTier:                            {400, "The specified blob tier is invalid."},
+	BlobTierInadequateForContentLength:         {409, "The specified blob tier size limit cannot be less than content length."},
 	PreviousSnapshotNotFound:                   {409, "The previous snapshot is not found."},
 	InvalidTag:                                 {400, "The tags specified are invalid. It contains characters that are not permitted."},
 	SequenceNumberIncrementTooLarge:            {409, "Incrementing the sequence number would cause it to exceed the maximum value."},

@@ -341,6 +341,8 @@ type blobState struct {
 	readTags Tags
 	// scope is the container's encryption scope policy (scopes.go).
 	scope ScopePolicy
+	// premium says the account is a premium one (premium.go).
+	premium bool
 }
 
 func (st *blobState) exists() bool { return st.rec != nil && st.b.Deleted == 0 }
@@ -355,7 +357,7 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 		return blobState{}, err
 	}
 	space := ref.space
-	st := blobState{account: p.Account, container: p.Container, space: space, key: baseKey(space, p.Name), scope: ref.scope}
+	st := blobState{account: p.Account, container: p.Container, space: space, key: baseKey(space, p.Name), scope: ref.scope, premium: s.premium(p.Account)}
 	switch {
 	case p.VersionID != "":
 		return st, s.loadVersion(ctx, &st, p.VersionID)
@@ -476,7 +478,11 @@ func checkReadAccess(st *blobState, leaseID string, cond Conditions, now time.Ti
 }
 
 func (st *blobState) public(p Path, now time.Time) Blob {
-	return st.b.publicAt(p.Name, st.key.Row, now)
+	out := st.b.publicAt(p.Name, st.key.Row, now)
+	if st.premium {
+		inferTier(&out)
+	}
+	return out
 }
 
 // publicAt is public for b as stored at row of blob name's partition: the blob itself, a
@@ -709,6 +715,10 @@ type SetTierOptions struct {
 // online tier (409 BlobBeingRehydrated); sending it back to Archive ends the rehydration.
 func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (rehydrating bool, err error) {
 	canonical, ok := accessTiers[strings.ToLower(o.Tier)]
+	premiumTier, _, isPageTier := pageTier(o.Tier)
+	if isPageTier && s.premium(p.Account) {
+		ok, canonical = true, premiumTier
+	}
 	if !ok {
 		e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-access-tier %q is not Hot, Cool, Cold or Archive.", o.Tier)
 		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-access-tier"}, {Name: "HeaderValue", Value: o.Tier}}
@@ -735,10 +745,22 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 				return nil, err
 			}
 		}
-		if st.b.Type != BlockBlob {
-			return nil, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Access tiers apply to block blobs.")
-		}
 		now := s.Now()
+		if st.b.Type == PageBlob && st.premium {
+			if !isPageTier {
+				return nil, azerr.Newf(azerr.InvalidBlobTier, "The specified blob tier is invalid: a page blob of a premium account takes P4 to P80, not %s.", o.Tier)
+			}
+			if err := checkPageTier(canonical, st.b.Size); err != nil {
+				return nil, err
+			}
+			if st.b.Tier != canonical {
+				st.b.Tier, st.b.TierChanged = canonical, now.UnixNano()
+			}
+			return s.put(&st, &st.b)
+		}
+		if st.b.Type != BlockBlob || isPageTier {
+			return nil, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Access tiers apply to block blobs, and to the page blobs of premium accounts.")
+		}
 		st.b.settle(now)
 		switch {
 		case st.b.Rehydrate != nil && canonical != "Archive":

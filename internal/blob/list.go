@@ -89,7 +89,7 @@ func (s *Service) ListBlobs(ctx context.Context, account, container string, o Li
 	}
 	now := s.Now()
 	var page BlobPage
-	var seen listState
+	seen := listState{premium: s.premium(account)}
 	lastFolded := ""      // the last BlobPrefix emitted
 	skipped := 0          // records read inside lastFolded since it was emitted
 	var resume *store.Key // where the next scan starts; nil when the listing is done
@@ -147,6 +147,7 @@ func (s *Service) ListBlobs(ctx context.Context, account, container string, o Li
 type listState struct {
 	lastBase      string // the last name with a committed blob, whose staging row is not listed
 	lastVersioned string // the last name whose previous versions were looked at for a HasVersionsOnly entry
+	premium       bool   // the account is a premium one: page blobs' tiers are inferred (premium.go)
 }
 
 // listedBlob decodes the blob, snapshot or version a listing record holds into out, or
@@ -202,6 +203,9 @@ func (s *Service) listedBlob(ctx context.Context, rec *store.Record, inc ListBlo
 		*lastBase = ""
 	}
 	*out = b.publicAt(name, row, now)
+	if seen.premium {
+		inferTier(out)
+	}
 	return true, nil
 }
 

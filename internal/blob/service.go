@@ -106,6 +106,10 @@ type Service struct {
 	// for none. Every front-end over one store must be given the same.
 	Versioning func(account string) bool
 
+	// Premium tells the premium accounts, whose page blobs have disk tiers (premium.go); nil
+	// for none.
+	Premium func(account string) bool
+
 	// ContainerRetention is the number of days an account keeps its deleted containers,
 	// restorable (containersoftdelete.go); nil or 0 for none.
 	ContainerRetention func(account string) int

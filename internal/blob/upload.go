@@ -327,7 +327,12 @@ func (s *Service) validatePut(p Path, size int64, o *PutBlobOptions) error {
 	if err := ValidateTags(o.Tags); err != nil {
 		return err
 	}
-	if o.Tier != "" {
+	if t, _, ok := pageTier(o.Tier); ok && o.Type == PageBlob && s.premium(p.Account) {
+		if err := checkPageTier(t, o.PageBlobSize); err != nil {
+			return err
+		}
+		o.Tier = t
+	} else if o.Tier != "" {
 		tier, ok := accessTiers[lower(o.Tier)]
 		if !ok || o.Type != BlockBlob {
 			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-access-tier %q is not a tier of this blob type.", o.Tier)

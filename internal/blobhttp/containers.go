@@ -59,7 +59,7 @@ func (s *Server) getServiceStats(rq *request) error {
 
 func (s *Server) getAccountInformation(rq *request) error {
 	h := rq.W.Header()
-	h["x-ms-sku-name"] = []string{"Standard_RAGRS"}
+	h["x-ms-sku-name"] = []string{s.svc.SKU(rq.Account)}
 	h["x-ms-account-kind"] = []string{"StorageV2"}
 	h["x-ms-is-hns-enabled"] = []string{"false"}
 	return rq.done(http.StatusOK)

@@ -83,3 +83,48 @@ func TestSDKPageRangesArePaged(t *testing.T) {
 		wantStatus(t, err, 400, "InvalidQueryParameterValue")
 	})
 }
+
+// A premium account's page blobs are in disk tiers: the one their size infers until Set Blob
+// Tier names one at least as large (azblob's recorded TestBlobTierInferred and
+// TestBlobSetTierAllTiersOnPageBlob); standard accounts' page blobs take none.
+func TestSDKPremiumPageBlobTiers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		pb := e.container("disks").NewPageBlobClient("os.vhd")
+		if _, err := pb.Create(ctx, 1024, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err := pb.SetTier(ctx, blob.AccessTierP10, nil)
+		wantStatus(t, err, 400, "InvalidHeaderValue") // a standard account
+		e.svc.Premium = func(string) bool { return true }
+		props, err := pb.GetProperties(ctx, nil)
+		if err != nil || *props.AccessTier != "P4" || props.AccessTierInferred == nil || !*props.AccessTierInferred {
+			t.Fatalf("inferred tier: %v, %v, %v", props.AccessTier, props.AccessTierInferred, err)
+		}
+		for _, tier := range []blob.AccessTier{blob.AccessTierP4, blob.AccessTierP6, blob.AccessTierP10, blob.AccessTierP20, blob.AccessTierP30, blob.AccessTierP40, blob.AccessTierP50} {
+			if _, err := pb.SetTier(ctx, tier, nil); err != nil {
+				t.Fatalf("SetTier %s: %v", tier, err)
+			}
+			props, err := pb.GetProperties(ctx, nil)
+			if err != nil || *props.AccessTier != string(tier) || props.AccessTierInferred != nil {
+				t.Fatalf("after SetTier %s: %v, %v, %v", tier, props.AccessTier, props.AccessTierInferred, err)
+			}
+		}
+		_, err = pb.SetTier(ctx, blob.AccessTierHot, nil)
+		wantStatus(t, err, 400, "InvalidBlobTier")
+		big := e.container("big").NewPageBlobClient("data.vhd")
+		if _, err := big.Create(ctx, 40<<30, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = big.SetTier(ctx, blob.AccessTierP4, nil)
+		wantStatus(t, err, 409, "BlobTierInadequateForContentLength")
+		page, err := e.client.ServiceClient().NewContainerClient("big").NewListBlobsFlatPager(nil).NextPage(ctx)
+		if err != nil || *page.Segment.BlobItems[0].Properties.AccessTier != "P6" {
+			t.Fatalf("listed tier: %v", err)
+		}
+		info, err := e.client.ServiceClient().GetAccountInfo(ctx, nil)
+		if err != nil || *info.SKUName != "Premium_LRS" {
+			t.Fatalf("account SKU: %v, %v", info.SKUName, err)
+		}
+	})
+}

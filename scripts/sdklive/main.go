@@ -251,9 +251,9 @@ func startTabula(repo, out string, store []string, p pki, ports []string) *exec.
 	args := append(store, "--cert", p.storageCert, "--key", p.storageKey, "--oauth", "basic",
 		"--accounts", strings.Join(accounts, ","), "--table-addr", ports[0], "--blob-addr", ports[1], "--queue-addr", ports[2],
 		"--console-addr", "", "--request-log", "errors",
-		// The suites' accounts keep blob versions, as their Azure test accounts do, and the
-		// soft-delete account keeps deleted containers.
-		"--blob-versioning", "all", "--container-soft-delete", "softdelacct:7")
+		// The suites' accounts keep blob versions, as their Azure test accounts do, the
+		// soft-delete account keeps deleted containers, and the premium one is premium.
+		"--blob-versioning", "all", "--container-soft-delete", "softdelacct:7", "--premium-accounts", "premiumacct")
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
