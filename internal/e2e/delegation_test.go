@@ -19,28 +19,9 @@ import (
 // A bearer token's holder gets a user delegation key through the Go SDK, signs a SAS with it,
 // and that SAS reads the blob it names and nothing it does not allow.
 func TestUserDelegationSASThroughTheGoSDK(t *testing.T) {
-	s := startHTTPSServer(t)
+	s, opts, udc := delegationSetup(t, "shared", "report.txt", "quarterly figures")
 	ctx := context.Background()
-	opts := &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Transport: s.client, Retry: policy.RetryOptions{MaxRetries: -1}}}
-	claims := entraClaims()
-	claims["tid"] = "00000000-0000-0000-0000-000000000001"
-	client, err := azblob.NewClient("https://"+s.blobAddr+"/devstoreaccount1", tokenCredential{t, s.key, claims}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.CreateContainer(ctx, "shared", nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.UploadBuffer(ctx, "shared", "report.txt", []byte("quarterly figures"), nil); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC()
-	udc, err := client.ServiceClient().GetUserDelegationCredential(ctx, service.KeyInfo{
-		Start: ptr(now.Add(-time.Minute).Format(sas.TimeFormat)), Expiry: ptr(now.Add(time.Hour).Format(sas.TimeFormat)),
-	}, nil)
-	if err != nil {
-		t.Fatalf("GetUserDelegationCredential: %v", err)
-	}
 	qp, err := sas.BlobSignatureValues{
 		Protocol: sas.ProtocolHTTPS, ExpiryTime: now.Add(time.Hour),
 		Permissions: (&sas.BlobPermissions{Read: true}).String(), ContainerName: "shared", BlobName: "report.txt",
@@ -159,28 +140,9 @@ func (p addHeadersAndQuery) Do(req *policy.Request) (*http.Response, error) {
 // only for requests that carry those values (azblob's TestDelegationSASRequestHeadersAndQueryParameters
 // and its Fail twin): without them, or with others, it is 403 AuthenticationFailed.
 func TestUserDelegationSASWithSignedRequestHeaders(t *testing.T) {
-	s := startHTTPSServer(t)
+	s, opts, udc := delegationSetup(t, "bound", "b", "x")
 	ctx := context.Background()
-	opts := &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Transport: s.client, Retry: policy.RetryOptions{MaxRetries: -1}}}
-	claims := entraClaims()
-	claims["tid"] = "00000000-0000-0000-0000-000000000001"
-	client, err := azblob.NewClient("https://"+s.blobAddr+"/devstoreaccount1", tokenCredential{t, s.key, claims}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.CreateContainer(ctx, "bound", nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.UploadBuffer(ctx, "bound", "b", []byte("x"), nil); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC()
-	udc, err := client.ServiceClient().GetUserDelegationCredential(ctx, service.KeyInfo{
-		Start: ptr(now.Add(-time.Minute).Format(sas.TimeFormat)), Expiry: ptr(now.Add(time.Hour).Format(sas.TimeFormat)),
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	headers := map[string]string{"foo": "bar", "company": "msft", "language": "go,java,python"}
 	query := map[string]string{"hello": "world", "abra": "cadabra", "day": "monday,tuesday"}
 	qp, err := sas.BlobSignatureValues{
@@ -216,4 +178,34 @@ func TestUserDelegationSASWithSignedRequestHeaders(t *testing.T) {
 	if _, err := reader(addHeadersAndQuery{other, query}).GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
 		t.Fatalf("with another header value: %v", err)
 	}
+}
+
+// delegationSetup starts an HTTPS server, writes body to container/blob with a bearer token's
+// holder, and gets that holder a user delegation key: the server, client options reaching
+// it, and the key.
+func delegationSetup(t *testing.T, container, blob, body string) (*httpsServer, *azblob.ClientOptions, *service.UserDelegationCredential) {
+	t.Helper()
+	s := startHTTPSServer(t)
+	ctx := context.Background()
+	opts := &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Transport: s.client, Retry: policy.RetryOptions{MaxRetries: -1}}}
+	claims := entraClaims()
+	claims["tid"] = "00000000-0000-0000-0000-000000000001"
+	client, err := azblob.NewClient("https://"+s.blobAddr+"/devstoreaccount1", tokenCredential{t, s.key, claims}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CreateContainer(ctx, container, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.UploadBuffer(ctx, container, blob, []byte(body), nil); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	udc, err := client.ServiceClient().GetUserDelegationCredential(ctx, service.KeyInfo{
+		Start: ptr(now.Add(-time.Minute).Format(sas.TimeFormat)), Expiry: ptr(now.Add(time.Hour).Format(sas.TimeFormat)),
+	}, nil)
+	if err != nil {
+		t.Fatalf("GetUserDelegationCredential: %v", err)
+	}
+	return s, opts, udc
 }
