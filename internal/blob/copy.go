@@ -120,7 +120,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 	if err != nil {
 		return Blob{}, err
 	}
-	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
+	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if o.SourceMD5 != nil {
 			if err := s.checkSourceMD5(ctx, &srcSt.b, 0, srcSt.b.Size, o.SourceMD5); err != nil {
 				return blobRecord{}, err
@@ -166,9 +166,12 @@ func canonicalTier(tier string) (string, error) {
 	return t, nil
 }
 
-// copyInto replaces dst with what build makes of the source, as Put Blob replaces a blob.
+// copyInto replaces dst with what build makes of the source (build sees the destination as
+// read, st), as Put Blob replaces a blob; then, when not nil, adds what else the copy writes
+// once next is final.
 func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions, leaseID string, cond Conditions, scope string,
-	build func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error)) (Blob, error) {
+	then func(st *blobState, next *blobRecord, b *batch) error,
+	build func(ctx context.Context, srcSt, st *blobState, b *batch, now time.Time) (blobRecord, error)) (Blob, error) {
 	var out Blob
 	err := s.update(ctx, func() ([]store.Mutation, error) {
 		srcSt, err := s.loadSource(ctx, dst, src, so)
@@ -185,7 +188,7 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 		}
 		var b batch
 		b.add(unchanged(srcSt.key, srcSt.rec))
-		next, err := build(ctx, &srcSt, &b, now)
+		next, err := build(ctx, &srcSt, &st, &b, now)
 		if err != nil {
 			return nil, err
 		}
@@ -212,6 +215,11 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 			return nil, err
 		}
 		b.add(m...) // a copy onto itself replaces the source condition with this write
+		if then != nil {
+			if err := then(&st, &next, &b); err != nil {
+				return nil, err
+			}
+		}
 		st.b = next
 		out = st.public(dst, now)
 		return b.m, nil
@@ -280,7 +288,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 	if o.SourceMD5 != nil && len(o.SourceMD5) != md5.Size {
 		return Blob{}, azerr.New(azerr.InvalidMD5)
 	}
-	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, func(ctx context.Context, srcSt *blobState, b *batch, now time.Time) (blobRecord, error) {
+	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if srcSt.b.Size > MaxPutBlobSize {
 			return blobRecord{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The copy source has %d bytes; Put Blob From URL takes at most %d.", srcSt.b.Size, int64(MaxPutBlobSize))
 		}

@@ -3,9 +3,9 @@ package blob
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
-	"github.com/tabula-dev/tabula/internal/store"
 	"github.com/tabula-dev/tabula/internal/uuid"
 )
 
@@ -54,81 +54,46 @@ func (s *Service) IncrementalCopy(ctx context.Context, dst, src Path, o Incremen
 	if src.Snapshot == "" {
 		return Blob{}, azerr.New(azerr.IncrementalCopySourceMustBeSnapshot)
 	}
-	var out Blob
-	err := s.update(ctx, func() ([]store.Mutation, error) {
-		srcSt, err := s.loadSource(ctx, dst, src, SourceOptions{Fetched: true})
-		if err != nil {
-			return nil, err
-		}
+	var copied blobRecord // the destination's snapshot of this copy
+	build := func(ctx context.Context, srcSt, st *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if srcSt.b.Type != PageBlob {
-			return nil, azerr.Newf(azerr.InvalidSourceBlobType, "The copy source blob type is invalid for this operation: incremental copies are of page blob snapshots, and this is a %s.", srcSt.b.Type)
+			return blobRecord{}, azerr.Newf(azerr.InvalidSourceBlobType, "The copy source blob type is invalid for this operation: incremental copies are of page blob snapshots, and this is a %s.", srcSt.b.Type)
 		}
-		st, err := s.loadBlob(ctx, dst)
-		if err != nil {
-			return nil, err
-		}
-		now := s.Now()
 		snapshot, _ := canonicalSnapshot(src.Snapshot) // loadSource read it
 		if st.exists() {
 			inc := st.b.Incremental
 			if inc == nil || inc.Source != incrementalSource(src) {
-				return nil, azerr.New(azerr.IncrementalCopyBlobMismatch)
+				return blobRecord{}, azerr.New(azerr.IncrementalCopyBlobMismatch)
 			}
 			if snapshot <= inc.Snapshot {
-				return nil, azerr.New(azerr.IncrementalCopyOfEarlierSnapshotNotAllowed)
+				return blobRecord{}, azerr.New(azerr.IncrementalCopyOfEarlierSnapshotNotAllowed)
 			}
 		}
-		if err := s.checkWriteAccess(&st, "", o.Conditions, create, now); err != nil {
-			return nil, err
-		}
-		var b batch
-		b.add(unchanged(srcSt.key, srcSt.rec))
-		next, err := s.duplicate(ctx, &srcSt.b, true, &b)
+		next, err := s.duplicate(ctx, &srcSt.b, true, b)
 		if err != nil {
-			return nil, err
+			return next, err
 		}
-		// The destination's snapshot of this copy has content of its own, duplicated from the
-		// source as well: what the batch puts is not readable before it commits.
-		copied, err := s.duplicate(ctx, &srcSt.b, true, &b)
-		if err != nil {
-			return nil, err
+		// The destination's snapshot has content of its own, duplicated from the source as
+		// well: what the batch puts is not readable before it commits.
+		if copied, err = s.duplicate(ctx, &srcSt.b, true, b); err != nil {
+			return next, err
 		}
 		destination := timeOfTicks(s.nextTicks(0)).Format(snapshotLayout)
 		next.Incremental = &incrementalState{Source: incrementalSource(src), Snapshot: snapshot, Destination: destination}
-		next.Created, next.Lease, next.ETag, next.Tags, next.Rehydrate = now.UnixNano(), lease{}, 0, nil, nil
-		next.Scope, _ = st.scopeFor("") // the container's default, which never refuses
+		next.Tags = nil
 		next.Copy = &CopyState{
 			ID: uuid.New(), Source: o.SourceURL, Status: "success",
 			Progress: fmt.Sprintf("%d/%d", srcSt.b.Size, srcSt.b.Size), CompletionTime: now.UTC(),
 		}
-		srec, staging, err := s.loadStaging(ctx, &st)
-		if err != nil {
-			return nil, err
-		}
-		s.retireStaging(&st, srec, staging, &b)
-		if err := s.keepReplaced(ctx, &st, &next, now, &b); err != nil {
-			return nil, err
-		}
-		if st.exists() {
-			next.Created = st.b.Created
-			next.ETag = st.b.ETag
-		}
-		s.touchBlob(&next)
-		m, err := s.put(&st, &next)
-		if err != nil {
-			return nil, err
-		}
-		b.add(m...)
+		return next, nil
+	}
+	then := func(st *blobState, next *blobRecord, b *batch) error {
 		copied.Incremental, copied.Copy, copied.Created, copied.ETag, copied.Modified = next.Incremental, next.Copy, next.Created, next.ETag, next.Modified
 		copied.Lease, copied.Tags, copied.Version, copied.Rehydrate, copied.Scope = lease{}, nil, "", nil, next.Scope
-		ss := blobState{space: st.space, key: snapshotKey(st.space, dst.Name, destination)}
-		if m, err = s.put(&ss, &copied); err != nil {
-			return nil, err
-		}
+		ss := blobState{space: st.space, key: snapshotKey(st.space, dst.Name, next.Incremental.Destination)}
+		m, err := s.put(&ss, &copied)
 		b.add(m...)
-		st.b = next
-		out = st.public(dst, now)
-		return b.m, nil
-	})
-	return out, err
+		return err
+	}
+	return s.copyInto(ctx, dst, src, SourceOptions{Fetched: true}, "", o.Conditions, "", then, build)
 }
