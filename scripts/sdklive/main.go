@@ -6,6 +6,7 @@
 //	go run ./scripts/sdklive                      # all three suites, about 25 minutes
 //	go run ./scripts/sdklive -suites azqueue      # one suite
 //	go run ./scripts/sdklive -suites azblob -run 'Test/TestCopy'
+//	go run ./scripts/sdklive -serve               # no suite: Tabula as Azure, for any client
 //
 // The suites address https://{account}.{service}.core.windows.net. sdklive makes that reach
 // Tabula without touching the machine: it starts an HTTPS CONNECT proxy on loopback that
@@ -46,10 +47,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -68,6 +71,7 @@ func main() {
 	out := flag.String("out", filepath.Join(os.TempDir(), "tabula-sdklive"), "`DIR` for logs, sources and certificates")
 	timeout := flag.Duration("timeout", 50*time.Minute, "go test -timeout per suite")
 	store := flag.String("store", "memory", "`memory`, disk (the embedded store in a fresh directory under -out), or a postgres:// URL of an empty database")
+	serve := flag.Bool("serve", false, "run no suite: start Tabula, the proxy and the sign-in stand-in, write the environment a client needs to -out/env.sh, and wait for an interrupt")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("sdklive: ")
@@ -87,6 +91,9 @@ func main() {
 	storeFlags := storeArgs(*store, *out)
 	dirs := map[string]string{}
 	order := strings.Split(*names, ",")
+	if *serve {
+		order = nil
+	}
 	for _, name := range order {
 		module, ok := suites[name]
 		if !ok {
@@ -105,6 +112,11 @@ func main() {
 		".table.": ports[0], ".blob.": ports[1], ".queue.": ports[2], "login.": login,
 	})
 
+	if *serve {
+		holdOpen(tabula, filepath.Join(*out, "env.sh"), suiteEnv(proxy, pki.bundle)[len(os.Environ()):])
+		return
+	}
+
 	var summary strings.Builder
 	unexpected := 0
 	for _, name := range order {
@@ -122,6 +134,26 @@ func main() {
 	if unexpected > 0 {
 		os.Exit(1)
 	}
+}
+
+// holdOpen writes env as shell exports to path, so that any client (another SDK's tests, the
+// az CLI, a script) can be pointed at Tabula as though it were Azure, and stops Tabula on an
+// interrupt.
+func holdOpen(tabula *exec.Cmd, path string, env []string) {
+	var exports strings.Builder
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&exports, "export %s='%s'\n", name, value)
+	}
+	if err := os.WriteFile(path, []byte(exports.String()), 0o644); err != nil {
+		log.Print(err)
+	}
+	log.Printf("serving; . %s to reach it, interrupt to stop", path)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	<-stop
+	_ = tabula.Process.Signal(os.Interrupt)
+	_ = tabula.Wait()
 }
 
 // pki is where the certificates sdklive made are.
@@ -428,6 +460,8 @@ func suiteEnv(proxy, bundle string) []string {
 	env := []string{
 		"GOFLAGS=-mod=mod", "AZURE_RECORD_MODE=live", "PROXY_MANUAL_START=true",
 		"HTTPS_PROXY=http://" + proxy, "NO_PROXY=proxy.golang.org,sum.golang.org,127.0.0.1,localhost", "SSL_CERT_FILE=" + bundle,
+		// The same roots for clients in other languages (-serve): Python's requests, Node.
+		"REQUESTS_CA_BUNDLE=" + bundle, "NODE_EXTRA_CA_CERTS=" + bundle,
 		// Entra ID sign-in, answered by serveLogin.
 		"AZURE_TENANT_ID=72f988bf-86f1-41af-91ab-2d7cd011db47", "AZURE_CLIENT_ID=00000000-0000-0000-0000-0000000000c1", "AZURE_CLIENT_SECRET=sdklive",
 		"TABLES_STORAGE_ACCOUNT_NAME=devstoreaccount1", "TABLES_PRIMARY_STORAGE_ACCOUNT_KEY=" + devKey,
