@@ -220,8 +220,8 @@ func (b *bearerGrant) allows(op *Operation) error {
 		if !ok || op == nil || role.service != op.Service {
 			continue
 		}
-		// Every blob data role, the Delegator above all, may get a user delegation key.
-		if role.all || op == OpGetUserDelegationKey {
+		// Every data role of the service, the Delegator above all, may get a user delegation key.
+		if role.all || isDelegationKeyOp(op) {
 			return nil
 		}
 		if op.Permissions != nil && checkPermissions(op.Permissions, role.letters) == nil {

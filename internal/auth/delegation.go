@@ -23,8 +23,11 @@ import (
 type DelegationKey struct {
 	ObjectID, TenantID string
 	Start, Expiry      time.Time
-	Service            string // "b"
+	Service            string // the service's letter: b, q or t
 	Version            string
+	// DelegatedUserTenantID is the tenant of the users the key's SASes are for, when the key
+	// was asked for one (KeyInfo's DelegatedUserTid; skdutid in the SAS).
+	DelegatedUserTenantID string
 }
 
 // delegationTimeFormat is how key times travel in SASes (skt, ske) and in Get User
@@ -51,6 +54,10 @@ func delegationKey(accountKey []byte, k DelegationKey) []byte {
 	h := hmac.New(sha256.New, accountKey)
 	fmt.Fprintf(h, "tabula user delegation key\n%s\n%s\n%s\n%s\n%s\n%s", k.ObjectID, k.TenantID,
 		FormatDelegationTime(k.Start), FormatDelegationTime(k.Expiry), k.Service, k.Version)
+	if k.DelegatedUserTenantID != "" {
+		// Only then, so that keys issued before it was part of a key keep their value.
+		fmt.Fprintf(h, "\n%s", k.DelegatedUserTenantID)
+	}
 	return h.Sum(nil)
 }
 
@@ -77,7 +84,7 @@ const (
 	delegationSASRequestVersion  = "2026-04-06" // srh, srq
 )
 
-// delegation is the user delegation part of a blob SAS.
+// delegation is the user delegation part of a service SAS.
 type delegation struct {
 	key                                      DelegationKey
 	skt, ske                                 string // as in the URL
@@ -114,7 +121,7 @@ func parseDelegation(t *sasToken, get func(string) string) error {
 		skt: unspace(get("skt")), ske: unspace(get("ske")),
 		saoid: get("saoid"), suoid: get("suoid"), scid: get("scid"), skdutid: get("skdutid"), sduoid: get("sduoid"),
 	}
-	d.key = DelegationKey{ObjectID: get("skoid"), TenantID: get("sktid"), Service: get("sks"), Version: get("skv")}
+	d.key = DelegationKey{ObjectID: get("skoid"), TenantID: get("sktid"), Service: get("sks"), Version: get("skv"), DelegatedUserTenantID: d.skdutid}
 	for _, f := range []struct{ name, value string }{{"sktid", d.key.TenantID}, {"skt", d.skt}, {"ske", d.ske}, {"sks", d.key.Service}, {"skv", d.key.Version}} {
 		if f.value == "" {
 			return authenticationFailed(f.name + " is mandatory in a user delegation SAS. Cannot be empty")
@@ -136,6 +143,21 @@ func parseDelegation(t *sasToken, get func(string) string) error {
 	}
 	t.delegation = d
 	return nil
+}
+
+// parseQueueOrTableDelegation reads the key fields of a queue or table user delegation SAS,
+// which the services take from 2025-07-05.
+func parseQueueOrTableDelegation(t *sasToken, get func(string) string) error {
+	if t.sv < delegationSASTenantVersion {
+		return authenticationFailed(fmt.Sprintf("A %s user delegation SAS needs sv %s or later; got %s.", t.service, delegationSASTenantVersion, t.sv))
+	}
+	return parseDelegation(t, get)
+}
+
+// keyFields are what a queue or table user delegation SAS signs of its key, between the
+// resource and sip: skoid, sktid, skt, ske, sks, skv, skdutid, sduoid.
+func (d *delegation) keyFields() []string {
+	return []string{d.key.ObjectID, d.key.TenantID, d.skt, d.ske, d.key.Service, d.key.Version, d.skdutid, d.sduoid}
 }
 
 // delegationStringsToSign are the strings the client may have signed for a user delegation
@@ -181,7 +203,7 @@ func (a *Authenticator) checkDelegationKey(t *sasToken, now time.Time) error {
 		return authenticationFailed(fmt.Sprintf("The user delegation key is not valid at this time: Start [%s] - Expiry [%s] - Current [%s]",
 			formatTime(k.Start), formatTime(k.Expiry), formatTime(now)))
 	}
-	if k.Service != "b" {
+	if k.Service != string(t.service.letter()) {
 		return azerr.New(azerr.AuthorizationServiceMismatch)
 	}
 	return nil

@@ -74,3 +74,129 @@ func TestUserDelegationSAS(t *testing.T) {
 	_, err = sasFor(t, Blob, "/box/a.txt", withPolicy)
 	wantError(t, err, 403, azerr.AuthenticationFailed)
 }
+
+// serviceDelegationSAS signs a queue or table SAS with the user delegation key k in the
+// layout of sv 2025-07-05 and later: the queue's as @azure/storage-queue 12.31 signs it, the
+// table's with its key range after sv. Restated here, not taken from the package.
+func serviceDelegationSAS(t *testing.T, k DelegationKey, q url.Values, resource string) url.Values {
+	t.Helper()
+	value, ok := newAuthenticator(sasTime).DelegationKeyValue("devstoreaccount1", k)
+	if !ok {
+		t.Fatal("no key for the development account")
+	}
+	q.Set("skoid", k.ObjectID)
+	q.Set("sktid", k.TenantID)
+	q.Set("skt", FormatDelegationTime(k.Start))
+	q.Set("ske", FormatDelegationTime(k.Expiry))
+	q.Set("sks", k.Service)
+	q.Set("skv", k.Version)
+	if k.DelegatedUserTenantID != "" {
+		q.Set("skdutid", k.DelegatedUserTenantID)
+	}
+	fields := []string{q.Get("sp"), q.Get("st"), q.Get("se"), resource,
+		q.Get("skoid"), q.Get("sktid"), q.Get("skt"), q.Get("ske"), q.Get("sks"), q.Get("skv"), q.Get("skdutid"), q.Get("sduoid"),
+		q.Get("sip"), q.Get("spr"), q.Get("sv")}
+	if strings.HasPrefix(resource, "/table/") {
+		fields = append(fields, q.Get("spk"), q.Get("srk"), q.Get("epk"), q.Get("erk"))
+	}
+	key, _ := base64.StdEncoding.DecodeString(value)
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(strings.Join(fields, "\n")))
+	q.Set("sig", base64.StdEncoding.EncodeToString(h.Sum(nil)))
+	return q
+}
+
+func TestQueueAndTableUserDelegationSAS(t *testing.T) {
+	key := func(service string) DelegationKey {
+		return DelegationKey{ObjectID: "oid-1", TenantID: "tid-1", Start: sasTime.Add(-time.Hour), Expiry: sasTime.Add(time.Hour), Service: service, Version: "2026-02-06"}
+	}
+	queueSAS := func(k DelegationKey, sv string) url.Values {
+		return serviceDelegationSAS(t, k, url.Values{"sv": {sv}, "sp": {"ra"}, "se": {"2030-01-01T00:00:00Z"}}, "/queue/devstoreaccount1/jobs")
+	}
+
+	g, err := sasFor(t, Queue, "/jobs/messages", queueSAS(key("q"), "2026-02-06"))
+	if err != nil {
+		t.Fatalf("a queue user delegation SAS: %v", err)
+	}
+	if err := g.Authorize(OpPutMessage, Target{Name: "jobs"}); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, g.Authorize(OpGetMessages, Target{Name: "jobs"}), 403, azerr.AuthorizationPermissionMismatch)
+	_, err = sasFor(t, Queue, "/other/messages", queueSAS(key("q"), "2026-02-06"))
+	wantError(t, err, 403, azerr.AuthenticationFailed)
+
+	// Before 2025-07-05 the Queue service took no user delegation SAS.
+	_, err = sasFor(t, Queue, "/jobs/messages", queueSAS(key("q"), "2024-08-04"))
+	wantError(t, err, 403, azerr.AuthenticationFailed)
+	// A blob key signs no queue SAS.
+	_, err = sasFor(t, Queue, "/jobs/messages", queueSAS(key("b"), "2026-02-06"))
+	wantError(t, err, 403, azerr.AuthorizationServiceMismatch)
+
+	// The key's delegated user tenant is part of the key: a SAS that drops it fails.
+	withTenant := key("q")
+	withTenant.DelegatedUserTenantID = "tid-2"
+	q := queueSAS(withTenant, "2026-02-06")
+	if _, err := sasFor(t, Queue, "/jobs/messages", q); err != nil {
+		t.Fatalf("a SAS of a key with a delegated user tenant: %v", err)
+	}
+	q.Del("skdutid")
+	_, err = sasFor(t, Queue, "/jobs/messages", q)
+	wantError(t, err, 403, azerr.AuthenticationFailed)
+
+	// A table SAS, with its key range.
+	tq := serviceDelegationSAS(t, key("t"), url.Values{"sv": {"2026-02-06"}, "tn": {"Orders"}, "sp": {"r"}, "se": {"2030-01-01T00:00:00Z"}, "spk": {"a"}, "epk": {"m"}}, "/table/devstoreaccount1/orders")
+	g, err = sasFor(t, Table, "/Orders()", tq)
+	if err != nil {
+		t.Fatalf("a table user delegation SAS: %v", err)
+	}
+	if err := g.Authorize(OpQueryEntities, Target{Name: "Orders", PartitionKey: "b", RowKey: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, g.Authorize(OpQueryEntities, Target{Name: "Orders", PartitionKey: "z", RowKey: "1"}), 403, azerr.AuthorizationFailure)
+	wantError(t, g.Authorize(OpInsertEntity, Target{Name: "Orders", PartitionKey: "b"}), 403, azerr.AuthorizationPermissionMismatch)
+}
+
+func TestIssueDelegationKey(t *testing.T) {
+	a := newAuthenticator(sasTime)
+	owner := &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "oid-1", tenantID: "tid-1"}}
+	body := []byte(`<?xml version="1.0" encoding="utf-8"?><KeyInfo><Start>2025-06-01T11:00:00Z</Start><Expiry>2025-06-02T12:00:00Z</Expiry><DelegatedUserTid>tid-2</DelegatedUserTid></KeyInfo>`)
+	answer, err := a.IssueDelegationKey(owner, "devstoreaccount1", Queue, "2026-02-06", body, sasTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := DelegationKey{ObjectID: "oid-1", TenantID: "tid-1", Start: sasTime.Add(-time.Hour), Expiry: sasTime.Add(24 * time.Hour), Service: "q", Version: "2026-02-06", DelegatedUserTenantID: "tid-2"}
+	value, _ := a.DelegationKeyValue("devstoreaccount1", k)
+	want := `<?xml version="1.0" encoding="utf-8"?><UserDelegationKey><SignedOid>oid-1</SignedOid><SignedTid>tid-1</SignedTid>` +
+		`<SignedStart>2025-06-01T11:00:00Z</SignedStart><SignedExpiry>2025-06-02T12:00:00Z</SignedExpiry><SignedService>q</SignedService>` +
+		`<SignedVersion>2026-02-06</SignedVersion><SignedDelegatedUserTid>tid-2</SignedDelegatedUserTid><Value>` + value + `</Value></UserDelegationKey>`
+	if string(answer) != want {
+		t.Fatalf("answer\n%s\nwant\n%s", answer, want)
+	}
+
+	for _, c := range []struct {
+		name   string
+		grant  *Grant
+		body   string
+		status int
+		code   azerr.Code
+	}{
+		{"an account key", &Grant{account: "devstoreaccount1"}, `<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`, 403, azerr.AuthenticationFailed},
+		{"a blob reader's token", &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "o", limited: true, roles: []string{"Storage Blob Data Reader"}}}, `<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`, 403, azerr.AuthorizationPermissionMismatch},
+		{"no expiry", owner, `<KeyInfo><Start>2025-06-01T11:00:00Z</Start></KeyInfo>`, 400, azerr.MissingRequiredXMLNode},
+		{"an expiry already past", owner, `<KeyInfo><Start>2025-06-01T10:00:00Z</Start><Expiry>2025-06-01T11:00:00Z</Expiry></KeyInfo>`, 400, azerr.InvalidXMLNodeValue},
+		{"an expiry over seven days ahead", owner, `<KeyInfo><Expiry>2025-06-09T12:00:00Z</Expiry></KeyInfo>`, 400, azerr.InvalidXMLNodeValue},
+		{"not XML", owner, `KeyInfo`, 400, azerr.InvalidXMLDocument},
+	} {
+		_, err := a.IssueDelegationKey(c.grant, "devstoreaccount1", Queue, "2026-02-06", []byte(c.body), sasTime)
+		if err == nil {
+			t.Errorf("%s: issued a key", c.name)
+			continue
+		}
+		wantError(t, err, c.status, c.code)
+	}
+	// A queue reader may get a key for queues.
+	reader := &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "o", limited: true, roles: []string{"Storage Queue Data Reader"}}}
+	if _, err := a.IssueDelegationKey(reader, "devstoreaccount1", Queue, "2026-02-06", []byte(`<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`), sasTime); err != nil {
+		t.Fatalf("a queue reader's key: %v", err)
+	}
+}

@@ -2,8 +2,13 @@ package e2e
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/xml"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +213,101 @@ func delegationSetup(t *testing.T, container, blob, body string) (*httpsServer, 
 		t.Fatalf("GetUserDelegationCredential: %v", err)
 	}
 	return s, opts, udc
+}
+
+// The JS SDK (@azure/storage-queue) gets a user delegation key from the Queue service with a
+// bearer token and signs a queue SAS with it (testdata/js/queue-delegation.mjs).
+func TestQueueUserDelegationSASThroughTheJSSDK(t *testing.T) {
+	s := startHTTPSServer(t)
+	claims := entraClaims()
+	claims["tid"] = "00000000-0000-0000-0000-000000000001"
+	token, err := tokenCredential{t, s.key, claims}.GetToken(context.Background(), policy.TokenRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runJSScript(t, "queue-delegation.mjs", "storage-queue", "js queue delegation: ok", "https://"+s.queueAddr+"/devstoreaccount1",
+		"NODE_EXTRA_CA_CERTS="+s.caFile, "TABULA_BEARER_TOKEN="+token.Token)
+}
+
+// The Table service issues user delegation keys to bearer tokens, and a table SAS signed with
+// one reads the entities its key range allows. No SDK signs a table user delegation SAS yet
+// (2026-11), so the test signs it as internal/auth expects: UNSURE.
+func TestTableUserDelegationSAS(t *testing.T) {
+	s := startHTTPSServer(t)
+	ctx := context.Background()
+	claims := entraClaims()
+	claims["tid"] = "00000000-0000-0000-0000-000000000001"
+	svc := s.tokenClient(t, claims)
+	if _, err := svc.CreateTable(ctx, "Orders", nil); err != nil {
+		t.Fatal(err)
+	}
+	tc := svc.NewClient("Orders")
+	for _, pk := range []string{"b", "x"} {
+		if _, err := tc.AddEntity(ctx, []byte(`{"PartitionKey":"`+pk+`","RowKey":"1","Total":5}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token, err := tokenCredential{t, s.key, claims}.GetToken(ctx, policy.TokenRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	keyInfo := "<KeyInfo><Start>" + now.Add(-time.Minute).Format(time.RFC3339) + "</Start><Expiry>" + now.Add(time.Hour).Format(time.RFC3339) + "</Expiry></KeyInfo>"
+	send := func(authorization string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, "https://"+s.addr+"/devstoreaccount1/?restype=service&comp=userdelegationkey", strings.NewReader(keyInfo))
+		req.Header.Set("x-ms-version", "2026-02-06")
+		req.Header.Set("x-ms-date", now.Format(http.TimeFormat))
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := send("Bearer " + token.Token)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("Get User Delegation Key: %d %s", resp.StatusCode, body)
+	}
+	var key struct {
+		SignedOid, SignedTid, SignedStart, SignedExpiry, SignedService, SignedVersion, Value string
+	}
+	if err := xml.Unmarshal(body, &key); err != nil {
+		t.Fatal(err)
+	}
+	if key.SignedService != "t" || key.SignedOid != "tester" || key.SignedVersion != "2026-02-06" {
+		t.Fatalf("key %+v", key)
+	}
+	// Anonymous callers get no key.
+	if resp := send(""); resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an anonymous Get User Delegation Key: %d", resp.StatusCode)
+	}
+
+	q := url.Values{"sv": {"2026-02-06"}, "tn": {"Orders"}, "sp": {"r"}, "se": {now.Add(time.Hour).Format(time.RFC3339)}, "spk": {"a"}, "epk": {"m"},
+		"skoid": {key.SignedOid}, "sktid": {key.SignedTid}, "skt": {key.SignedStart}, "ske": {key.SignedExpiry}, "sks": {"t"}, "skv": {key.SignedVersion}}
+	stringToSign := strings.Join([]string{q.Get("sp"), "", q.Get("se"), "/table/devstoreaccount1/orders",
+		key.SignedOid, key.SignedTid, key.SignedStart, key.SignedExpiry, "t", key.SignedVersion, "", "", "", "", q.Get("sv"), "a", "", "m", ""}, "\n")
+	raw, _ := base64.StdEncoding.DecodeString(key.Value)
+	mac := hmac.New(sha256.New, raw)
+	mac.Write([]byte(stringToSign))
+	q.Set("sig", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	read := func(pk string) int {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+s.addr+"/devstoreaccount1/Orders(PartitionKey='"+pk+"',RowKey='1')?"+q.Encode(), nil)
+		req.Header.Set("Accept", "application/json;odata=nometadata")
+		resp, err := s.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := read("b"); got != http.StatusOK {
+		t.Fatalf("reading inside the SAS's key range: %d", got)
+	}
+	if got := read("x"); got != http.StatusForbidden {
+		t.Fatalf("reading outside the SAS's key range: %d", got)
+	}
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/blobhttp"
+	"github.com/tabula-dev/tabula/internal/queue"
+	"github.com/tabula-dev/tabula/internal/queuehttp"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
@@ -33,11 +35,12 @@ import (
 // httpsServer is a table endpoint serving HTTPS (and HTTP) with a local CA, taking bearer tokens
 // signed by key.
 type httpsServer struct {
-	addr     string // 127.0.0.1:port of the table endpoint
-	blobAddr string // and of the blob endpoint
-	caFile   string
-	client   *http.Client // trusts the CA
-	key      *rsa.PrivateKey
+	addr      string // 127.0.0.1:port of the table endpoint
+	blobAddr  string // and of the blob endpoint
+	queueAddr string // and of the queue endpoint
+	caFile    string
+	client    *http.Client // trusts the CA
+	key       *rsa.PrivateKey
 }
 
 func startHTTPSServer(t *testing.T) *httpsServer {
@@ -69,7 +72,8 @@ func startHTTPSServer(t *testing.T) *httpsServer {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	g, err := server.Listen(server.Limits{}, log,
 		server.Endpoint{Name: "table", Addr: "127.0.0.1:0", Handler: tablehttp.New(table.New(st), authn, log)},
-		server.Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: blobhttp.New(blob.New(st, st), authn, log)})
+		server.Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: blobhttp.New(blob.New(st, st), authn, log)},
+		server.Endpoint{Name: "queue", Addr: "127.0.0.1:0", Handler: queuehttp.New(queue.New(st, queue.Options{}), authn, log)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +90,7 @@ func startHTTPSServer(t *testing.T) *httpsServer {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pemBytes)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	return &httpsServer{addr: g.Addr("table").String(), blobAddr: g.Addr("blob").String(), caFile: ca.CAFile, client: client, key: key}
+	return &httpsServer{addr: g.Addr("table").String(), blobAddr: g.Addr("blob").String(), queueAddr: g.Addr("queue").String(), caFile: ca.CAFile, client: client, key: key}
 }
 
 // tokenCredential is an azcore.TokenCredential of the test's own making: it hands out a JWT

@@ -143,6 +143,29 @@ func (s *Server) setServiceProperties(rq *request) error {
 	return nil
 }
 
+// getUserDelegationKey serves Get User Delegation Key on the Queue service (from 2025-07-05):
+// a bearer token's holder gets a key to sign queue user delegation SASes with
+// (auth.IssueDelegationKey).
+func (s *Server) getUserDelegationKey(rq *request) error {
+	if err := rq.Note(auth.OpGetQueueUserDelegationKey.Name, ""); err != nil {
+		return err
+	}
+	body, err := readBody(rq)
+	if err != nil {
+		return err
+	}
+	version := rq.Version
+	if version == "" {
+		version = defaultVersion
+	}
+	answer, err := s.auth.IssueDelegationKey(rq.grant, rq.Account, auth.Queue, version, body, time.Now())
+	if err != nil {
+		return err
+	}
+	rq.writeXML(http.StatusOK, answer, false)
+	return nil
+}
+
 // getServiceStats reports geo-replication. Tabula has one copy of the data, which its
 // secondary endpoint serves too, so replication is always live and current. As on Azure (and
 // as the Table endpoint does), only the secondary endpoint answers: the primary refuses with

@@ -153,8 +153,12 @@ func (s *Server) routeService(rq *request, res resource, method, restype, comp s
 		if method == http.MethodGet {
 			return s.authorized(rq, auth.OpGetQueueServiceStats, "", func(rq *request, _ string) error { return s.getServiceStats(rq) })
 		}
+	case restype == "service" && comp == "userdelegationkey":
+		if method == http.MethodPost {
+			return s.getUserDelegationKey(rq)
+		}
 	case comp == "" && restype == "":
-		return azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: the service root needs comp=list, or restype=service with comp=properties or comp=stats.")
+		return azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: the service root needs comp=list, or restype=service with comp=properties, comp=stats or comp=userdelegationkey.")
 	default:
 		return azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: restype=%q, comp=%q is not an operation on the service.", restype, comp)
 	}

@@ -44,6 +44,11 @@ func (s *Server) routeXML(rq *request, res resource, method string) error {
 			return s.authorized(rq, auth.OpGetServiceStats, "", "", "", s.getServiceStats)
 		}
 		return unsupportedVerb(method)
+	case res.kind == resService && restype == "service" && comp == "userdelegationkey":
+		if method == http.MethodPost {
+			return s.getUserDelegationKey(rq)
+		}
+		return unsupportedVerb(method)
 	case res.kind == resEntities && comp == "acl" && restype == "":
 		switch method {
 		case http.MethodGet, http.MethodHead:
@@ -53,13 +58,36 @@ func (s *Server) routeXML(rq *request, res resource, method string) error {
 		}
 		return unsupportedVerb(method)
 	case res.kind == resService && restype == "":
-		return azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: the service root needs restype=service&comp=properties or comp=stats.")
+		return azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: the service root needs restype=service&comp=properties, comp=stats or comp=userdelegationkey.")
 	}
 	return azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: restype=%q, comp=%q is not an operation on %s.", restype, comp, rq.Path)
 }
 
 func unsupportedVerb(method string) error {
 	return azerr.Newf(azerr.UnsupportedHTTPVerb, "The resource doesn't support the specified HTTP verb %s.", method)
+}
+
+// getUserDelegationKey serves Get User Delegation Key on the Table service (from 2025-07-05):
+// a bearer token's holder gets a key to sign table user delegation SASes with
+// (auth.IssueDelegationKey).
+func (s *Server) getUserDelegationKey(rq *request) error {
+	if err := rq.Note(auth.OpGetTableUserDelegationKey.Name, ""); err != nil {
+		return err
+	}
+	body, err := readBody(rq)
+	if err != nil {
+		return err
+	}
+	version := rq.Version
+	if version == "" {
+		version = defaultVersion
+	}
+	answer, err := s.auth.IssueDelegationKey(rq.grant, rq.Account, auth.Table, version, body, time.Now())
+	if err != nil {
+		return err
+	}
+	rq.writeXML(http.StatusOK, string(answer))
+	return nil
 }
 
 // --- service properties ---
