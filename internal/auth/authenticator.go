@@ -118,8 +118,9 @@ type Request struct {
 
 // Authenticate verifies the request's credential and returns what it grants:
 //
-//   - an Authorization header (SharedKey or SharedKeyLite) takes precedence over anything in
-//     the query string;
+//   - an Authorization header (SharedKey, SharedKeyLite or Bearer) takes precedence over
+//     anything in the query string, except that a user delegation SAS for a delegated user
+//     (sduoid) with a Bearer token is that SAS, used by the token's user;
 //   - otherwise a sig= query parameter makes the request a SAS: an account SAS when ss or srt
 //     is present, else a service SAS (table, container, blob or queue; optionally si);
 //   - otherwise the request is anonymous, which only the Blob service allows, as a Grant that
@@ -138,10 +139,19 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *Request) (*Grant, e
 		if len(values) > 1 {
 			return nil, malformedAuthorization()
 		}
+		if scheme, token, _ := strings.Cut(strings.TrimSpace(values[0]), " "); strings.EqualFold(scheme, "Bearer") && r.Query.Has("sig") && r.Query.Has("sduoid") {
+			// A user delegation SAS for a delegated user comes with that user's token: the
+			// SAS grants, the token proves who uses it.
+			user, err := a.authenticateBearer(ctx, r, strings.TrimSpace(token))
+			if err != nil {
+				return nil, err
+			}
+			return a.authenticateSAS(ctx, r, user.bearer)
+		}
 		return a.authenticateHeader(ctx, r, values[0])
 	}
 	if r.Query.Has("sig") {
-		return a.authenticateSAS(ctx, r)
+		return a.authenticateSAS(ctx, r, nil)
 	}
 	version := r.version()
 	switch r.Service {

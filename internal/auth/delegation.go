@@ -195,6 +195,25 @@ func concat(parts ...[]string) []string {
 	return out
 }
 
+// checkDelegatedUser checks that a SAS for a delegated user (sduoid, from 2025-07-05) comes
+// with a bearer token of that user, of the key's delegated user tenant when it names one.
+// UNSURE: the code of the refusal; AuthenticationFailed, as for the SAS's other checks.
+func (d *delegation) checkDelegatedUser(user *bearerGrant) error {
+	if d.sduoid == "" {
+		return nil
+	}
+	if user == nil {
+		return authenticationFailed(fmt.Sprintf("The SAS is for the delegated user %s (sduoid): the request must carry that user's bearer token too.", d.sduoid))
+	}
+	if !strings.EqualFold(user.objectID, d.sduoid) {
+		return authenticationFailed(fmt.Sprintf("The SAS is for the delegated user %s (sduoid), not for %s.", d.sduoid, user.objectID))
+	}
+	if d.skdutid != "" && !strings.EqualFold(user.tenantID, d.skdutid) {
+		return authenticationFailed(fmt.Sprintf("The SAS is for users of tenant %s (skdutid), not of %s.", d.skdutid, user.tenantID))
+	}
+	return nil
+}
+
 // checkDelegationKey verifies that the SAS's key is a current one: signed by its derived
 // value, within its own validity.
 func (a *Authenticator) checkDelegationKey(t *sasToken, now time.Time) error {

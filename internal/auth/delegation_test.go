@@ -1,9 +1,12 @@
 package auth
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -159,16 +162,16 @@ func TestQueueAndTableUserDelegationSAS(t *testing.T) {
 func TestIssueDelegationKey(t *testing.T) {
 	a := newAuthenticator(sasTime)
 	owner := &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "oid-1", tenantID: "tid-1"}}
-	body := []byte(`<?xml version="1.0" encoding="utf-8"?><KeyInfo><Start>2025-06-01T11:00:00Z</Start><Expiry>2025-06-02T12:00:00Z</Expiry><DelegatedUserTid>tid-2</DelegatedUserTid></KeyInfo>`)
+	body := []byte(`<?xml version="1.0" encoding="utf-8"?><KeyInfo><Start>2025-06-01T11:00:00Z</Start><Expiry>2025-06-02T12:00:00Z</Expiry><DelegatedUserTid>6f1c3a52-0d3e-4b8e-9a57-2c1d5e7f9b10</DelegatedUserTid></KeyInfo>`)
 	answer, err := a.IssueDelegationKey(owner, "devstoreaccount1", Queue, "2026-02-06", body, sasTime)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := DelegationKey{ObjectID: "oid-1", TenantID: "tid-1", Start: sasTime.Add(-time.Hour), Expiry: sasTime.Add(24 * time.Hour), Service: "q", Version: "2026-02-06", DelegatedUserTenantID: "tid-2"}
+	k := DelegationKey{ObjectID: "oid-1", TenantID: "tid-1", Start: sasTime.Add(-time.Hour), Expiry: sasTime.Add(24 * time.Hour), Service: "q", Version: "2026-02-06", DelegatedUserTenantID: "6f1c3a52-0d3e-4b8e-9a57-2c1d5e7f9b10"}
 	value, _ := a.DelegationKeyValue("devstoreaccount1", k)
 	want := `<?xml version="1.0" encoding="utf-8"?><UserDelegationKey><SignedOid>oid-1</SignedOid><SignedTid>tid-1</SignedTid>` +
 		`<SignedStart>2025-06-01T11:00:00Z</SignedStart><SignedExpiry>2025-06-02T12:00:00Z</SignedExpiry><SignedService>q</SignedService>` +
-		`<SignedVersion>2026-02-06</SignedVersion><SignedDelegatedUserTid>tid-2</SignedDelegatedUserTid><Value>` + value + `</Value></UserDelegationKey>`
+		`<SignedVersion>2026-02-06</SignedVersion><SignedDelegatedUserTid>6f1c3a52-0d3e-4b8e-9a57-2c1d5e7f9b10</SignedDelegatedUserTid><Value>` + value + `</Value></UserDelegationKey>`
 	if string(answer) != want {
 		t.Fatalf("answer\n%s\nwant\n%s", answer, want)
 	}
@@ -186,6 +189,9 @@ func TestIssueDelegationKey(t *testing.T) {
 		{"an expiry already past", owner, `<KeyInfo><Start>2025-06-01T10:00:00Z</Start><Expiry>2025-06-01T11:00:00Z</Expiry></KeyInfo>`, 400, azerr.InvalidXMLNodeValue},
 		{"an expiry over seven days ahead", owner, `<KeyInfo><Expiry>2025-06-09T12:00:00Z</Expiry></KeyInfo>`, 400, azerr.InvalidXMLNodeValue},
 		{"not XML", owner, `KeyInfo`, 400, azerr.InvalidXMLDocument},
+		// What Go's azblob suite asks of the real service: a tenant that is no tenant.
+		{"the nil GUID as delegated user tenant", owner, `<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry><DelegatedUserTid>00000000-0000-0000-0000-000000000000</DelegatedUserTid></KeyInfo>`, 403, azerr.AuthenticationFailed},
+		{"a delegated user tenant that is no GUID", owner, `<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry><DelegatedUserTid>contoso</DelegatedUserTid></KeyInfo>`, 403, azerr.AuthenticationFailed},
 	} {
 		_, err := a.IssueDelegationKey(c.grant, "devstoreaccount1", Queue, "2026-02-06", []byte(c.body), sasTime)
 		if err == nil {
@@ -198,5 +204,50 @@ func TestIssueDelegationKey(t *testing.T) {
 	reader := &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "o", limited: true, roles: []string{"Storage Queue Data Reader"}}}
 	if _, err := a.IssueDelegationKey(reader, "devstoreaccount1", Queue, "2026-02-06", []byte(`<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`), sasTime); err != nil {
 		t.Fatalf("a queue reader's key: %v", err)
+	}
+}
+
+// A SAS for a delegated user (sduoid) serves requests that carry that user's bearer token too,
+// of the key's delegated user tenant.
+func TestDelegatedUserSAS(t *testing.T) {
+	a := newAuthenticator(sasTime)
+	a.OAuth = OAuth{Mode: OAuthBasic}
+	k := DelegationKey{ObjectID: "owner", TenantID: "tid-1", Start: sasTime.Add(-time.Hour), Expiry: sasTime.Add(time.Hour), Service: "q", Version: "2026-02-06",
+		DelegatedUserTenantID: "6f1c3a52-0d3e-4b8e-9a57-2c1d5e7f9b10"}
+	q := serviceDelegationSAS(t, k, url.Values{"sv": {"2026-02-06"}, "sp": {"r"}, "se": {"2030-01-01T00:00:00Z"}, "sduoid": {"user-7"}}, "/queue/devstoreaccount1/jobs")
+	token := func(oid, tid string) string {
+		payload, _ := json.Marshal(map[string]any{"aud": "https://storage.azure.com", "iss": "https://sts.windows.net/" + tid + "/",
+			"nbf": sasTime.Add(-time.Minute).Unix(), "exp": sasTime.Add(time.Hour).Unix(), "oid": oid, "tid": tid})
+		return base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + base64.RawURLEncoding.EncodeToString(payload) + "."
+	}
+	request := func(bearer string) *Request {
+		h := http.Header{}
+		h.Set("x-ms-version", "2026-02-06")
+		if bearer != "" {
+			h.Set("Authorization", "Bearer "+bearer)
+		}
+		return &Request{Service: Queue, Method: "GET", RawPath: "/devstoreaccount1/jobs/messages", Path: "/jobs/messages", Query: q, Header: h,
+			Account: "devstoreaccount1", Secure: true, TLSOffered: true}
+	}
+	g, err := a.Authenticate(context.Background(), request(token("user-7", "6f1c3a52-0d3e-4b8e-9a57-2c1d5e7f9b10")))
+	if err != nil {
+		t.Fatalf("the delegated user with the SAS: %v", err)
+	}
+	// What the SAS grants, not what the token would.
+	if err := g.Authorize(OpPeekMessages, Target{Name: "jobs"}); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, g.Authorize(OpPutMessage, Target{Name: "jobs"}), 403, azerr.AuthorizationPermissionMismatch)
+
+	for name, bearer := range map[string]string{
+		"no token":              "",
+		"another user":          token("user-8", "6f1c3a52-0d3e-4b8e-9a57-2c1d5e7f9b10"),
+		"another tenant's user": token("user-7", "11111111-2222-3333-4444-555555555555"),
+	} {
+		if _, err := a.Authenticate(context.Background(), request(bearer)); err == nil {
+			t.Errorf("%s: the delegated user's SAS was taken", name)
+		} else {
+			wantError(t, err, 403, azerr.AuthenticationFailed)
+		}
 	}
 }

@@ -51,6 +51,10 @@ func (a *Authenticator) IssueDelegationKey(g *Grant, account string, service Ser
 	if info.Expiry == nil {
 		return nil, azerr.Newf(azerr.MissingRequiredXMLNode, "A required XML node was not specified in the request body: KeyInfo/Expiry.")
 	}
+	if tid := info.DelegatedUserTid; tid != "" && !isTenantID(tid) {
+		// Azure asks Entra ID about the tenant; a value that is no tenant's id fails there.
+		return nil, azerr.Newf(azerr.AuthenticationFailed, "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.\nThe delegated user tenant %q is not a tenant.", tid)
+	}
 	now = now.UTC()
 	start := now
 	if info.Start != nil && *info.Start != "" {
@@ -91,4 +95,22 @@ func (a *Authenticator) IssueDelegationKey(g *Grant, account string, service Ser
 	elem("Value", value)
 	b.WriteString("</UserDelegationKey>")
 	return b.Bytes(), nil
+}
+
+// isTenantID reports whether s is a tenant id: a GUID other than the nil GUID.
+func isTenantID(s string) bool {
+	if len(s) != 36 || s == "00000000-0000-0000-0000-000000000000" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+			return false
+		}
+	}
+	return true
 }

@@ -299,8 +299,9 @@ func (t *sasToken) resource() sasResource {
 }
 
 // authenticateSAS verifies an account SAS or a service SAS (auth.md §5–6, blob.md §6.2–6.3,
-// queue.md §2.3–2.4).
-func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant, error) {
+// queue.md §2.3–2.4). user is the bearer token that came with it, if any: a user delegation
+// SAS naming a delegated user (sduoid) serves only that user.
+func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request, user *bearerGrant) (*Grant, error) {
 	acct, ok := a.hosted(r.Account)
 	if !ok {
 		return nil, authenticationFailed(fmt.Sprintf("The account %q is not hosted by this server.", r.Account))
@@ -381,6 +382,9 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request) (*Grant
 	now := a.now()
 	if t.delegation != nil {
 		if err := a.checkDelegationKey(t, now); err != nil {
+			return nil, err
+		}
+		if err := t.delegation.checkDelegatedUser(user); err != nil {
 			return nil, err
 		}
 	}

@@ -311,3 +311,49 @@ func TestTableUserDelegationSAS(t *testing.T) {
 		t.Fatalf("reading outside the SAS's key range: %d", got)
 	}
 }
+
+// A SAS for a delegated user (sduoid) works only with that user's bearer token beside it, as
+// the Go SDK sends them: the SAS in the URL, the token in Authorization.
+func TestDelegatedUserSASNeedsThatUsersToken(t *testing.T) {
+	s, opts, udc := delegationSetup(t, "handover", "note.txt", "for tester only")
+	ctx := context.Background()
+	qp, err := sas.BlobSignatureValues{
+		Protocol: sas.ProtocolHTTPS, ExpiryTime: time.Now().UTC().Add(time.Hour),
+		Permissions: (&sas.BlobPermissions{Read: true}).String(), ContainerName: "handover", BlobName: "note.txt",
+		SignedDelegatedUserObjectID: "tester",
+	}.SignWithUserDelegation(udc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sasURL := "https://" + s.blobAddr + "/devstoreaccount1/handover/note.txt?" + qp.Encode()
+	read := func(claims map[string]any) error {
+		var c *blob.Client
+		var err error
+		if claims == nil {
+			c, err = blob.NewClientWithNoCredential(sasURL, &blob.ClientOptions{ClientOptions: opts.ClientOptions})
+		} else {
+			c, err = blob.NewClient(sasURL, tokenCredential{t, s.key, claims}, &blob.ClientOptions{ClientOptions: opts.ClientOptions})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.DownloadStream(ctx, nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	user := entraClaims()
+	user["tid"] = "00000000-0000-0000-0000-000000000001"
+	if err := read(user); err != nil {
+		t.Fatalf("the delegated user reading with the SAS and its token: %v", err)
+	}
+	other := entraClaims()
+	other["oid"] = "someone-else"
+	if err := read(other); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
+		t.Fatalf("another user with the SAS: %v", err)
+	}
+	if err := read(nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
+		t.Fatalf("the SAS without a token: %v", err)
+	}
+}
