@@ -100,3 +100,21 @@ func TestServiceStatsAnswerOnlyOnTheSecondary(t *testing.T) {
 		t.Fatalf("primary: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 }
+
+// TestTableACLLeavesOutEmptyPolicies pins what Azure answered the JS SDK's "should send a null
+// AP" test (its recordings of 2021): identifiers set with an empty <AccessPolicy/> come back
+// with no AccessPolicy element at all; the others as set, times with seven decimals.
+func TestTableACLLeavesOutEmptyPolicies(t *testing.T) {
+	s := newRawServer(t)
+	s.createTable("AccessPolicy")
+	set := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><SignedIdentifiers><SignedIdentifier><Id>null</Id><AccessPolicy/></SignedIdentifier><SignedIdentifier><Id>empty</Id><AccessPolicy/></SignedIdentifier><SignedIdentifier><Id>partial</Id><AccessPolicy><Permission>r</Permission></AccessPolicy></SignedIdentifier><SignedIdentifier><Id>full</Id><AccessPolicy><Start>2021-07-08T09:10:09Z</Start><Expiry>2021-07-08T09:10:09Z</Expiry><Permission>r</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>`
+	if resp := s.do("PUT", "/AccessPolicy?comp=acl", map[string]string{"Content-Type": "application/xml"}, set); resp.StatusCode != 204 {
+		t.Fatalf("Set Table ACL: %d", resp.StatusCode)
+	}
+	resp := s.do("GET", "/AccessPolicy?comp=acl", nil, "")
+	body, _ := io.ReadAll(resp.Body)
+	want := `<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers><SignedIdentifier><Id>null</Id></SignedIdentifier><SignedIdentifier><Id>empty</Id></SignedIdentifier><SignedIdentifier><Id>partial</Id><AccessPolicy><Permission>r</Permission></AccessPolicy></SignedIdentifier><SignedIdentifier><Id>full</Id><AccessPolicy><Start>2021-07-08T09:10:09.0000000Z</Start><Expiry>2021-07-08T09:10:09.0000000Z</Expiry><Permission>r</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>`
+	if resp.StatusCode != 200 || string(body) != want {
+		t.Fatalf("Get Table ACL: %d\n%s\nwant\n%s", resp.StatusCode, body, want)
+	}
+}
