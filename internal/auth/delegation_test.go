@@ -184,7 +184,8 @@ func TestIssueDelegationKey(t *testing.T) {
 		code   azerr.Code
 	}{
 		{"an account key", &Grant{account: "devstoreaccount1"}, `<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`, 403, azerr.AuthenticationFailed},
-		{"a blob reader's token", &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "o", limited: true, roles: []string{"Storage Blob Data Reader"}}}, `<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`, 403, azerr.AuthorizationPermissionMismatch},
+		{"a blob reader's token", &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "o", tenantID: "tid-1", limited: true, roles: []string{"Storage Blob Data Reader"}}}, `<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`, 403, azerr.AuthorizationPermissionMismatch},
+		{"a token without a tenant", &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "o"}}, `<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`, 403, azerr.AuthenticationFailed},
 		{"no expiry", owner, `<KeyInfo><Start>2025-06-01T11:00:00Z</Start></KeyInfo>`, 400, azerr.MissingRequiredXMLNode},
 		{"an expiry already past", owner, `<KeyInfo><Start>2025-06-01T10:00:00Z</Start><Expiry>2025-06-01T11:00:00Z</Expiry></KeyInfo>`, 400, azerr.InvalidXMLNodeValue},
 		{"an expiry over seven days ahead", owner, `<KeyInfo><Expiry>2025-06-09T12:00:00Z</Expiry></KeyInfo>`, 400, azerr.InvalidXMLNodeValue},
@@ -201,7 +202,7 @@ func TestIssueDelegationKey(t *testing.T) {
 		wantError(t, err, c.status, c.code)
 	}
 	// A queue reader may get a key for queues.
-	reader := &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "o", limited: true, roles: []string{"Storage Queue Data Reader"}}}
+	reader := &Grant{account: "devstoreaccount1", bearer: &bearerGrant{objectID: "o", tenantID: "tid-1", limited: true, roles: []string{"Storage Queue Data Reader"}}}
 	if _, err := a.IssueDelegationKey(reader, "devstoreaccount1", Queue, "2026-02-06", []byte(`<KeyInfo><Expiry>2025-06-01T13:00:00Z</Expiry></KeyInfo>`), sasTime); err != nil {
 		t.Fatalf("a queue reader's key: %v", err)
 	}

@@ -39,6 +39,11 @@ func (a *Authenticator) IssueDelegationKey(g *Grant, account string, service Ser
 	if err := g.Authorize(delegationKeyOp[service], Target{}); err != nil {
 		return nil, err
 	}
+	if tid == "" {
+		// Entra ID's tokens always name their tenant; a key without one (sktid) could sign no
+		// SAS that Azure, or Tabula, takes.
+		return nil, azerr.Newf(azerr.AuthenticationFailed, "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.\nThe bearer token names no tenant (tid claim): a user delegation key needs one.")
+	}
 	var info struct {
 		XMLName          xml.Name `xml:"KeyInfo"`
 		Start            *string  `xml:"Start"`
