@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 // Get User Delegation Key is the same exchange on every service that signs user delegation
@@ -85,7 +86,7 @@ func (a *Authenticator) IssueDelegationKey(g *Grant, account string, service Ser
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><UserDelegationKey>`)
 	elem := func(name, value string) {
 		b.WriteString("<" + name + ">")
-		_ = xml.EscapeText(&b, []byte(value))
+		b.Write(xmltext.AppendText(nil, value))
 		b.WriteString("</" + name + ">")
 	}
 	elem("SignedOid", k.ObjectID)

@@ -139,7 +139,7 @@ func TestRawBatchResponseLayout(t *testing.T) {
 				t.Errorf("part %d:\n%q", i, p)
 			}
 		}
-		failed := regexp.MustCompile(`^Content-Type: application/http\r\nContent-ID: 4\r\n\r\nHTTP/1\.1 404 The specified blob does not exist\.\r\nx-ms-error-code: BlobNotFound\r\nx-ms-request-id: [0-9a-f-]{36}\r\nx-ms-version: 2025-01-05\r\nContent-Length: (\d+)\r\nContent-Type: application/xml\r\nServer: \S+\r\n\r\n(\x{feff}<\?xml .*</Error>)$`)
+		failed := regexp.MustCompile(`^Content-Type: application/http\r\nContent-ID: 4\r\n\r\nHTTP/1\.1 404 The specified blob does not exist\.\r\nx-ms-error-code: BlobNotFound\r\nx-ms-request-id: [0-9a-f-]{36}\r\nx-ms-version: 2025-01-05\r\nContent-Length: (\d+)\r\nContent-Type: application/xml\r\nServer: \S+\r\n\r\n(\x{feff}<\?xml (?s:.*)</Error>)$`)
 		m := failed.FindStringSubmatch(parts[4])
 		if m == nil || m[1] != fmt.Sprint(len(m[2])) {
 			t.Errorf("failed part:\n%q", parts[4])

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 // xmlDeclaration opens every XML body, with the byte order mark the real service writes.
@@ -36,7 +37,7 @@ func (w *xmlWriter) elem(name, value string) {
 		return
 	}
 	w.open(name)
-	_ = xml.EscapeText(w, []byte(value))
+	w.Write(xmltext.AppendText(w.AvailableBuffer(), value))
 	w.close(name)
 }
 
@@ -70,7 +71,7 @@ func xmlChar(r rune) bool {
 
 func (w *xmlWriter) attr(name, value string) {
 	w.WriteString(" " + name + "=\"")
-	_ = xml.EscapeText(w, []byte(value))
+	w.Write(xmltext.AppendAttr(w.AvailableBuffer(), value))
 	w.WriteString("\"")
 }
 

@@ -2,6 +2,7 @@ package edm
 
 import (
 	"encoding/base64"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 	"math"
 	"strconv"
 	"unicode"
@@ -72,7 +73,7 @@ func AppendAtomValue(dst []byte, indent, name string, v *Value) []byte {
 			dst = append(dst, ` xml:space="preserve"`...)
 		}
 		dst = append(dst, '>')
-		dst = AppendXMLText(dst, v.Str)
+		dst = xmltext.AppendText(dst, v.Str)
 	case Boolean, Int32, Int64, Double, DateTime, Guid, Binary:
 		dst = append(dst, ` m:type="`...)
 		dst = append(dst, v.Type.Name()...)
@@ -110,7 +111,7 @@ func appendAtomScalar(dst []byte, v *Value) []byte {
 	case DateTime:
 		return Ticks(v.Int).AppendText(dst, false)
 	case Guid:
-		return AppendXMLText(dst, v.Str)
+		return xmltext.AppendText(dst, v.Str)
 	case Binary:
 		return base64.StdEncoding.AppendEncode(dst, v.Bin)
 	}

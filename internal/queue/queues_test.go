@@ -222,11 +222,11 @@ func TestQueueMetadataAndPoliciesAreReplacedWhole(t *testing.T) {
 			t.Fatalf("metadata %+v", q.Metadata)
 		}
 		start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-		policies := []auth.AccessPolicy{{ID: "readers", Start: start, Expiry: start.Add(time.Hour), Permission: "rp", HasPolicy: true}, {ID: "bare"}}
+		policies := []auth.AccessPolicy{{ID: "readers", Start: start, Expiry: start.Add(time.Hour), Permission: "rp"}, {ID: "bare"}}
 		must(t, s.SetQueuePolicies(ctx, "acct", "jobs", policies))
 		q, err = s.Queue(ctx, "acct", "jobs")
 		must(t, err)
-		if len(q.Policies) != 2 || !q.Policies[0].Start.Equal(start) || q.Policies[0].Permission != "rp" || q.Policies[1].HasPolicy {
+		if len(q.Policies) != 2 || !q.Policies[0].Start.Equal(start) || q.Policies[0].Permission != "rp" {
 			t.Fatalf("policies %+v", q.Policies)
 		}
 		if !q.Metadata.Equal(Metadata{{"c", "3"}}) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/queue"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 // xmlQueueMessage is the body of Put Message and Update Message.
@@ -338,36 +339,11 @@ func (s *Server) updateMessage(rq *request, name, id string) error {
 // httpTime is how the Queue service writes times: RFC 1123, whole seconds, GMT.
 func httpTime(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
 
-// elem appends <name>value</name>, value escaped as text: &, < and >, and \r as a character
-// reference, since XML readers turn a literal \r into \n. Nothing else is escaped: the JS
-// SDK's XML reader does not decode character references, so the quotes and \n that Go's
-// xml.EscapeText would write as references reach it as they are. (The JS SDK cannot send a
-// \r at all: its XML writer drops line ends. Go's sends and reads them exactly.)
+// elem appends <name>value</name>, value escaped as Azure escapes text (package xmltext):
+// quotes and newlines literal, which the JS SDK's reader needs. (The JS SDK cannot send a \r
+// at all: its XML writer drops line ends. Go's sends and reads them exactly.)
 func elem(b *bytes.Buffer, name, value string) {
 	b.WriteString("<" + name + ">")
-	escapeText(b, value)
+	b.Write(xmltext.AppendText(b.AvailableBuffer(), value))
 	b.WriteString("</" + name + ">")
-}
-
-func escapeText(b *bytes.Buffer, s string) {
-	last := 0
-	for i := 0; i < len(s); i++ {
-		var esc string
-		switch s[i] {
-		case '&':
-			esc = "&amp;"
-		case '<':
-			esc = "&lt;"
-		case '>':
-			esc = "&gt;"
-		case '\r':
-			esc = "&#xD;"
-		default:
-			continue
-		}
-		b.WriteString(s[last:i])
-		b.WriteString(esc)
-		last = i + 1
-	}
-	b.WriteString(s[last:])
 }

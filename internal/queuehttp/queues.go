@@ -2,7 +2,6 @@ package queuehttp
 
 import (
 	"bytes"
-	"encoding/xml"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/queue"
 	"github.com/tabula-dev/tabula/internal/serviceprops"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 // --- metadata headers ---
@@ -219,7 +219,7 @@ func (s *Server) listQueues(rq *request) error {
 	}
 	var b bytes.Buffer
 	b.WriteString(xmlHeader + `<EnumerationResults ServiceEndpoint="`)
-	_ = xml.EscapeText(&b, []byte(rq.BaseURL+"/")) // an attribute: quotes escaped too
+	b.Write(xmltext.AppendAttr(nil, rq.BaseURL+"/"))
 	b.WriteString(`">`)
 	if q.Has("prefix") {
 		elem(&b, "Prefix", q.Get("prefix"))

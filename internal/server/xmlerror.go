@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/xml"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 // xmlDeclaration opens every XML body of the Blob and Queue services: a UTF-8 byte order mark
@@ -32,18 +32,19 @@ func AppendXMLErrorBody(b []byte, e *azerr.Error, requestID string, now time.Tim
 	}
 	var buf bytes.Buffer
 	buf.WriteString(xmlDeclaration + "<Error><Code>")
-	_ = xml.EscapeText(&buf, []byte(e.Code))
+	buf.Write(xmltext.AppendText(nil, string(e.Code)))
 	buf.WriteString("</Code><Message>")
-	_ = xml.EscapeText(&buf, []byte(msg+"\nRequestId:"+requestID+"\nTime:"+now.UTC().Format(ErrorTime)))
+	// The line breaks stay literal, as Azure writes them.
+	buf.Write(xmltext.AppendText(nil, msg+"\nRequestId:"+requestID+"\nTime:"+now.UTC().Format(ErrorTime)))
 	buf.WriteString("</Message>")
 	if authDetail != "" {
 		buf.WriteString("<AuthenticationErrorDetail>")
-		_ = xml.EscapeText(&buf, []byte(authDetail))
+		buf.Write(xmltext.AppendText(nil, authDetail))
 		buf.WriteString("</AuthenticationErrorDetail>")
 	}
 	for _, d := range e.Details {
 		buf.WriteString("<" + d.Name + ">")
-		_ = xml.EscapeText(&buf, []byte(d.Value))
+		buf.Write(xmltext.AppendText(nil, d.Value))
 		buf.WriteString("</" + d.Name + ">")
 	}
 	buf.WriteString("</Error>")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 type xmlRetention struct {
@@ -377,7 +378,7 @@ func (w *xmlWriter) close(name string) { w.buf.WriteString("</" + name + ">") }
 
 func (w *xmlWriter) elem(name, value string) {
 	w.open(name)
-	_ = xml.EscapeText(&w.buf, []byte(value))
+	w.buf.Write(xmltext.AppendText(w.buf.AvailableBuffer(), value))
 	w.close(name)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/table"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 // The Atom documents are laid out byte for byte as the real service wrote them to the Node.js
@@ -96,7 +97,7 @@ func doubleQuotes(s string) string {
 // root element, the entity tag (if any) among them as the service orders them.
 func (d atomDoc) appendRootAttributes(b []byte, etag string) []byte {
 	b = append(b, ` xml:base="`...)
-	b = edm.AppendXMLAttr(b, d.rq.BaseURL+"/")
+	b = xmltext.AppendAttr(b, d.rq.BaseURL+"/")
 	b = append(b, '"')
 	b = append(b, atomNamespaces...)
 	b = appendETagAttr(b, etag)
@@ -108,7 +109,7 @@ func appendETagAttr(b []byte, etag string) []byte {
 		return b
 	}
 	b = append(b, ` m:etag="`...)
-	b = edm.AppendXMLAttr(b, etag)
+	b = xmltext.AppendAttr(b, etag)
 	return append(b, '"')
 }
 
@@ -128,7 +129,7 @@ func (d atomDoc) appendEntry(b []byte, e atomEntry, top bool) []byte {
 	}
 	b = append(b, in...)
 	b = append(b, "<id>"...)
-	b = edm.AppendXMLText(b, e.id)
+	b = xmltext.AppendText(b, e.id)
 	b = append(b, "</id>\r\n"...)
 	b = append(b, in...)
 	b = append(b, "<title type=\"text\"></title>\r\n"...)
@@ -144,13 +145,13 @@ func (d atomDoc) appendEntry(b []byte, e atomEntry, top bool) []byte {
 	b = append(b, "</author>\r\n"...)
 	b = append(b, in...)
 	b = append(b, `<link rel="edit" title="`...)
-	b = edm.AppendXMLAttr(b, e.title)
+	b = xmltext.AppendAttr(b, e.title)
 	b = append(b, `" href="`...)
-	b = edm.AppendXMLAttr(b, e.href)
+	b = xmltext.AppendAttr(b, e.href)
 	b = append(b, "\" />\r\n"...)
 	b = append(b, in...)
 	b = append(b, `<category term="`...)
-	b = edm.AppendXMLAttr(b, e.term)
+	b = xmltext.AppendAttr(b, e.term)
 	b = append(b, `" scheme="`+atomScheme+"\" />\r\n"...)
 	b = append(b, in...)
 	b = append(b, "<content type=\"application/xml\">\r\n"...)
@@ -169,9 +170,9 @@ func (d atomDoc) appendFeed(b []byte, title string, n int, entry func(i int) ato
 	b = append(b, "<feed"...)
 	b = d.appendRootAttributes(b, "")
 	b = append(b, ">\r\n  <title type=\"text\">"...)
-	b = edm.AppendXMLText(b, title)
+	b = xmltext.AppendText(b, title)
 	b = append(b, "</title>\r\n  <id>"...)
-	b = edm.AppendXMLText(b, d.rq.BaseURL+"/"+title)
+	b = xmltext.AppendText(b, d.rq.BaseURL+"/"+title)
 	b = append(b, "</id>\r\n  <updated>"...)
 	b = append(b, d.updated...)
 	b = append(b, "</updated>\r\n"...)
@@ -180,9 +181,9 @@ func (d atomDoc) appendFeed(b []byte, title string, n int, entry func(i int) ato
 		b = append(b, "  <author>\r\n    <name />\r\n  </author>\r\n"...)
 	}
 	b = append(b, `  <link rel="self" title="`...)
-	b = edm.AppendXMLAttr(b, title)
+	b = xmltext.AppendAttr(b, title)
 	b = append(b, `" href="`...)
-	b = edm.AppendXMLAttr(b, title)
+	b = xmltext.AppendAttr(b, title)
 	b = append(b, "\" />\r\n"...)
 	for i := range n {
 		b = d.appendEntry(b, entry(i), false)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"
+	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 // Response content types, as the real service writes them: header values shared by every
@@ -108,16 +109,16 @@ func errorBodyWithIndex(e *azerr.Error, requestID string, style errorStyle, inde
 		// tableservice-tests): indented, CRLF between elements, the message's own line breaks
 		// literal.
 		b := []byte(atomDeclaration + `<error xmlns="` + edm.MetadataNamespace + `">` + "\r\n  <code>")
-		b = edm.AppendXMLText(b, string(e.Code))
+		b = xmltext.AppendText(b, string(e.Code))
 		b = append(b, "</code>\r\n  <message xml:lang=\"en-US\">"...)
-		b = edm.AppendXMLText(b, msg)
+		b = xmltext.AppendText(b, msg)
 		return append(b, "</message>\r\n</error>"...)
 	}
 	// The line breaks before RequestId and Time stay literal, as in Azure's XML errors.
 	b := []byte(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
-	b = edm.AppendXMLText(b, string(e.Code))
+	b = xmltext.AppendText(b, string(e.Code))
 	b = append(b, `</m:code><m:message xml:lang="en-US">`...)
-	b = edm.AppendXMLText(b, msg)
+	b = xmltext.AppendText(b, msg)
 	return append(b, `</m:message></m:error>`...)
 }
 

@@ -162,13 +162,6 @@ func (s *Server) getTableACL(rq *request, tableName string) error {
 	if err != nil {
 		return err
 	}
-	// The Table service leaves out an AccessPolicy that sets nothing, however it was sent
-	// (recorded from Azure by the JS SDK's "should send a null AP" test).
-	policies := make([]auth.AccessPolicy, len(t.Policies))
-	for i, p := range t.Policies {
-		p.HasPolicy = p.HasPolicy && (!p.Start.IsZero() || !p.Expiry.IsZero() || p.Permission != "")
-		policies[i] = p
-	}
-	rq.writeXML(http.StatusOK, string(auth.AppendSignedIdentifiers([]byte(xmlHeader), policies)))
+	rq.writeXML(http.StatusOK, string(auth.AppendSignedIdentifiers([]byte(xmlHeader), t.Policies)))
 	return nil
 }

@@ -86,6 +86,24 @@ for await (const page of service.listContainers({ prefix: `js-${tag}-list-`, inc
 assert.deepEqual(pages, [[[names[0], "0"], [names[1], "1"]], [[names[2], "2"]]]);
 for (const n of names) await service.deleteContainer(n);
 
+// Quotes and apostrophes reach the JS SDK's XML reader as themselves (it decodes the five
+// named entities, not character references), in names, metadata and error messages alike;
+// and an empty stored policy reads back as none, as Azure answers.
+const quoted = `it's "quoted" & <bracketed>`;
+await container.getBlockBlobClient(quoted).upload("q", 1, { metadata: { note: `say "hi", it's late` } });
+const listedQuoted = (await collect(container.listBlobsFlat({ prefix: "it's", includeMetadata: true })))[0];
+assert.equal(listedQuoted.name, quoted);
+assert.deepEqual(listedQuoted.metadata, { note: `say "hi", it's late` });
+await container.getBlockBlobClient(quoted).delete();
+await container.getBlockBlobClient("missing").getProperties().catch(() => {});
+await container.getBlockBlobClient("missing").download().then(
+  () => assert.fail("downloaded a missing blob"),
+  (err) => assert.match(err.message, /^The specified blob does not exist\.\nRequestId:/, err.message),
+);
+await container.setAccessPolicy(undefined, [{ id: "blank", accessPolicy: {} }]);
+assert.deepEqual((await container.getAccessPolicy()).signedIdentifiers.map((s) => [s.id, s.accessPolicy]), [["blank", undefined]]);
+await container.setAccessPolicy();
+
 // ---- Block blobs: single-shot upload, parallel staged upload, explicit block lists.
 const small = container.getBlockBlobClient("dir/small.txt");
 const up = await small.upload("hello world", 11, {

@@ -1,4 +1,4 @@
-package edm
+package xmltext
 
 import (
 	"encoding/xml"
@@ -11,7 +11,7 @@ func TestXMLEscapingSurvivesAnXMLReader(t *testing.T) {
 		"plain", "a & b < c > d", `quote " and apostrophe '`, "tab\tnew\nline", "crlf\r\nkept",
 		"", "héllo wörld ✓ 😀", " leading and trailing ",
 	} {
-		doc := `<x a="` + string(AppendXMLAttr(nil, s)) + `">` + string(AppendXMLText(nil, s)) + `</x>`
+		doc := `<x a="` + string(AppendAttr(nil, s)) + `">` + string(AppendText(nil, s)) + `</x>`
 		var v struct {
 			A    string `xml:"a,attr"`
 			Text string `xml:",chardata"`
@@ -26,11 +26,11 @@ func TestXMLEscapingSurvivesAnXMLReader(t *testing.T) {
 }
 
 func TestXMLTextKeepsNewlinesLiteral(t *testing.T) {
-	got := string(AppendXMLText(nil, "one\ntwo\r<&>\x01\uFFFF"))
+	got := string(AppendText(nil, "one\ntwo\r<&>\x01\uFFFF"))
 	if want := "one\ntwo&#xD;&lt;&amp;&gt;&#x1;&#xFFFF;"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if got := string(AppendXMLText(nil, "bad\xffutf8")); !strings.Contains(got, "\uFFFD") {
+	if got := string(AppendText(nil, "bad\xffutf8")); !strings.Contains(got, "\uFFFD") {
 		t.Fatalf("invalid UTF-8 kept: %q", got)
 	}
 }

@@ -1,19 +1,24 @@
-package edm
+// Package xmltext writes XML character data and attribute values the way Azure Storage does,
+// and the way every SDK's XML reader reads back: &, < and > as entities and nothing else as a
+// character reference that a reader might leave undecoded (the JS SDKs' reader decodes the five
+// named entities only, so a quote written as &#34;, or a newline as &#xA;, would reach their
+// users as those characters' references).
+package xmltext
 
 import "unicode/utf8"
 
-// AppendXMLText appends s escaped as XML character data: &, < and > as entities, and CR as
+// AppendText appends s escaped as XML character data: &, < and > as entities, and CR as
 // &#xD; so that XML's line-end normalisation cannot turn "\r\n" into "\n". Newlines and tabs
 // stay literal, as the Table service writes them in error messages and property values.
 // Characters XML 1.0 cannot hold (other C0 controls, U+FFFE, U+FFFF) are written as character
 // references, which the lenient readers of the OData client libraries accept; invalid UTF-8
 // (only a corrupt record could hold it) becomes U+FFFD.
-func AppendXMLText(dst []byte, s string) []byte { return appendXMLEscaped(dst, s, false) }
+func AppendText(dst []byte, s string) []byte { return appendXMLEscaped(dst, s, false) }
 
-// AppendXMLAttr is AppendXMLText for an attribute value in double quotes: it also escapes the
+// AppendAttr is AppendText for an attribute value in double quotes: it also escapes the
 // quote and writes tab and newline as references, which attribute normalisation would
 // otherwise turn into spaces.
-func AppendXMLAttr(dst []byte, s string) []byte { return appendXMLEscaped(dst, s, true) }
+func AppendAttr(dst []byte, s string) []byte { return appendXMLEscaped(dst, s, true) }
 
 func appendXMLEscaped(dst []byte, s string, attr bool) []byte {
 	start := 0
