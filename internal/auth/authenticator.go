@@ -220,20 +220,28 @@ func noAuthenticationInformation() *azerr.Error {
 	return e
 }
 
-// challengeTenant fills authorization_uri in the bearer challenge. Azure names the account's
-// tenant; Tabula has none, and "common" is what Entra documents for a resource not associated
-// with a specific tenant.
+// challengeTenant fills authorization_uri in a bearer challenge that has no token's tenant to
+// name. Azure names the account's tenant; Tabula's accounts have none, and "common" is what
+// Entra documents for a resource not associated with a specific tenant.
 const challengeTenant = "common"
 
 // bearerChallenge is the 401 the real service sends when it wants a bearer token. The message is
 // Azure's; detail, when not empty, goes on a second line.
-func bearerChallenge(detail string) *azerr.Error {
+func bearerChallenge(detail string) *azerr.Error { return bearerChallengeFrom("", detail) }
+
+// bearerChallengeFrom is bearerChallenge naming tenant (a GUID: the SDKs follow a challenge
+// only to a tenant id, so "common" would leave a client with a token for the wrong audience
+// unable to get the right one).
+func bearerChallengeFrom(tenant, detail string) *azerr.Error {
+	if !isTenantID(tenant) {
+		tenant = challengeTenant
+	}
 	msg := "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."
 	if detail != "" {
 		msg += "\n" + detail
 	}
 	h := http.Header{}
-	h.Set("WWW-Authenticate", "Bearer authorization_uri=https://login.microsoftonline.com/"+challengeTenant+"/oauth2/authorize resource_id=https://storage.azure.com")
+	h.Set("WWW-Authenticate", "Bearer authorization_uri=https://login.microsoftonline.com/"+strings.ToLower(tenant)+"/oauth2/authorize resource_id=https://storage.azure.com")
 	return &azerr.Error{Status: http.StatusUnauthorized, Code: azerr.InvalidAuthenticationInfo, Message: msg, Header: h}
 }
 

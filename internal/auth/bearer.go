@@ -83,18 +83,21 @@ func (a *Authenticator) authenticateBearer(ctx context.Context, r *Request, toke
 	if err != nil {
 		return nil, bearerChallenge(err.Error())
 	}
+	// The challenge names the token's tenant, where Azure names the account's: Tabula's
+	// accounts have none, and the token's is where its holder signs in.
+	refuse := func(detail string) error { return bearerChallengeFrom(c.TenantID, detail) }
 	now := a.now()
 	if c.Expiry == nil || now.After(c.Expiry.Time().Add(tokenClockSkew)) {
-		return nil, bearerChallenge("Lifetime validation failed. The token is expired.")
+		return nil, refuse("Lifetime validation failed. The token is expired.")
 	}
 	if c.NotBefore != nil && now.Add(tokenClockSkew).Before(c.NotBefore.Time()) {
-		return nil, bearerChallenge("Lifetime validation failed. The token is not yet valid.")
+		return nil, refuse("Lifetime validation failed. The token is not yet valid.")
 	}
 	if !a.issuerAccepted(c.Issuer) {
-		return nil, bearerChallenge(fmt.Sprintf("Issuer validation failed. Issuer %q did not match.", c.Issuer))
+		return nil, refuse(fmt.Sprintf("Issuer validation failed. Issuer %q did not match.", c.Issuer))
 	}
 	if !slices.ContainsFunc(c.Audience, func(aud string) bool { return a.audienceAccepted(aud, r.Account) }) {
-		return nil, bearerChallenge(fmt.Sprintf("Audience validation failed. Audience %q did not match.", strings.Join(c.Audience, ",")))
+		return nil, refuse(fmt.Sprintf("Audience validation failed. Audience %q did not match.", strings.Join(c.Audience, ",")))
 	}
 	g := &Grant{account: r.Account, bearer: &bearerGrant{objectID: c.ObjectID, tenantID: c.TenantID}}
 	if c.Roles != nil {

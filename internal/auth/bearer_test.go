@@ -183,3 +183,29 @@ func TestBearerRolesGrantWhatAzuresDataRolesGrant(t *testing.T) {
 		}
 	}
 }
+
+// A token refused for its audience (or lifetime, or issuer) gets a challenge naming its own
+// tenant: the SDKs follow a challenge to a tenant id only, asking it for a token for
+// https://storage.azure.com, and retry (the JS SDK's "Bearer token challenge should work").
+func TestChallengeNamesTheTokensTenant(t *testing.T) {
+	a := newAuthenticator(tokenTime)
+	a.OAuth = OAuth{Mode: OAuthBasic}
+	unsigned := func(c map[string]any) string {
+		payload, _ := json.Marshal(c)
+		return base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + base64.RawURLEncoding.EncodeToString(payload) + "."
+	}
+	c := storageClaims()
+	c["aud"] = "https://badaudience.blob.core.windows.net"
+	_, err := a.Authenticate(context.Background(), bearerRequest(Queue, unsigned(c), true, "2026-02-06"))
+	wantError(t, err, 401, azerr.InvalidAuthenticationInfo)
+	want := "Bearer authorization_uri=https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/oauth2/authorize resource_id=https://storage.azure.com"
+	if got := azerr.As(err).Header.Get("WWW-Authenticate"); got != want {
+		t.Fatalf("challenge %q, want %q", got, want)
+	}
+	// A token naming no tenant id: "common".
+	c["tid"] = "contoso"
+	_, err = a.Authenticate(context.Background(), bearerRequest(Queue, unsigned(c), true, "2026-02-06"))
+	if got := azerr.As(err).Header.Get("WWW-Authenticate"); !strings.Contains(got, "/common/oauth2/authorize") {
+		t.Fatalf("challenge %q", got)
+	}
+}
