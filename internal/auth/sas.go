@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -388,13 +389,15 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request, user *b
 			return nil, err
 		}
 	}
-	if !start.IsZero() && now.Before(start) || now.After(expiry) {
-		startText := ""
-		if !start.IsZero() {
-			startText = formatTime(start)
-		}
+	// A SAS without st starts when the request arrives, so one whose expiry has passed expires
+	// before it starts: Azure says so in those words (as it does of se before st), and speaks
+	// of the time frame only for a SAS that has one and is outside it.
+	if effectiveStart := cmp.Or(start, now); !expiry.After(effectiveStart) {
+		return nil, authenticationFailed(fmt.Sprintf("Signed expiry time [%s] must be after signed start time [%s]", formatTime(expiry), formatTime(effectiveStart)))
+	}
+	if now.Before(start) || now.After(expiry) {
 		return nil, authenticationFailed(fmt.Sprintf("Signature not valid in the specified time frame: Start [%s] - Expiry [%s] - Current [%s]",
-			startText, formatTime(expiry), formatTime(now)))
+			formatTime(start), formatTime(expiry), formatTime(now)))
 	}
 
 	if t.account && strings.IndexByte(t.ss, r.Service.letter()) < 0 {

@@ -64,7 +64,23 @@ func TestSASRejections(t *testing.T) {
 				q.Set("se", "2025-06-01T11:59:59Z")
 				return signAccountSAS(q, "devstoreaccount1", devKey())
 			},
-			status: 403, code: azerr.AuthenticationFailed, message: "Signature not valid in the specified time frame: Start [] - Expiry [Sun, 01 Jun 2025 11:59:59 GMT] - Current [Sun, 01 Jun 2025 12:00:00 GMT]"},
+			status: 403, code: azerr.AuthenticationFailed, message: "Signed expiry time [Sun, 01 Jun 2025 11:59:59 GMT] must be after signed start time [Sun, 01 Jun 2025 12:00:00 GMT]"},
+		// With st, the time frame is the SAS's own: before it starts, after it expires.
+		{name: "not yet valid",
+			query: func() url.Values {
+				q := accountSASQuery()
+				q.Set("st", "2025-06-01T12:30:00Z")
+				return signAccountSAS(q, "devstoreaccount1", devKey())
+			},
+			status: 403, code: azerr.AuthenticationFailed, message: "Signature not valid in the specified time frame: Start [Sun, 01 Jun 2025 12:30:00 GMT] - Expiry ["},
+		{name: "expiry before start",
+			query: func() url.Values {
+				q := accountSASQuery()
+				q.Set("st", "2025-06-01T11:00:00Z")
+				q.Set("se", "2025-06-01T10:00:00Z")
+				return signAccountSAS(q, "devstoreaccount1", devKey())
+			},
+			status: 403, code: azerr.AuthenticationFailed, message: "Signed expiry time [Sun, 01 Jun 2025 10:00:00 GMT] must be after signed start time [Sun, 01 Jun 2025 11:00:00 GMT]"},
 		{name: "not yet valid",
 			query: func() url.Values {
 				q := tableSASQuery()
