@@ -39,7 +39,7 @@ func (s *Service) AppendBlock(ctx context.Context, p Path, body io.Reader, size 
 		return AppendResult{}, azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. Append Block needs a body (Content-Length: %d).", size)
 	}
 	if size > MaxAppendBlockSize {
-		return AppendResult{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes for Append Block.", MaxAppendBlockSize)
+		return AppendResult{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. Append Block takes at most %d bytes.", MaxAppendBlockSize)
 	}
 	if err := o.Checksums.validate(); err != nil {
 		return AppendResult{}, err

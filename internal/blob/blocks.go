@@ -90,7 +90,7 @@ func (s *Service) PutBlock(ctx context.Context, p Path, id []byte, body io.Reade
 		return Checksums{}, azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. A block must not be empty (Content-Length: %d).", size)
 	}
 	if size > MaxBlockSize {
-		return Checksums{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes for a block.", int64(MaxBlockSize))
+		return Checksums{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. A block holds at most %d bytes.", int64(MaxBlockSize))
 	}
 	if size > inlineLimit {
 		// Judge what can be judged before receiving a large body.

@@ -480,7 +480,7 @@ func (s *Service) PutPagesFromURL(ctx context.Context, dst Path, r ByteRange, sr
 		return Blob{}, err
 	}
 	if r.End-r.Start+1 > MaxPutPageSize {
-		return Blob{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes for Put Page.", MaxPutPageSize)
+		return Blob{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. Put Page takes at most %d bytes.", MaxPutPageSize)
 	}
 	var out Blob
 	err := s.fromURL(ctx, dst, src, so, &sr, sourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {

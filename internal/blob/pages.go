@@ -71,7 +71,7 @@ func (s *Service) PutPages(ctx context.Context, p Path, r ByteRange, body io.Rea
 		return Blob{}, Checksums{}, azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. Content-Length %d differs from the %d bytes of the page range.", size, r.End-r.Start+1)
 	}
 	if size > MaxPutPageSize {
-		return Blob{}, Checksums{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes for Put Page.", MaxPutPageSize)
+		return Blob{}, Checksums{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. Put Page takes at most %d bytes.", MaxPutPageSize)
 	}
 	if err := o.Checksums.validate(); err != nil {
 		return Blob{}, Checksums{}, err

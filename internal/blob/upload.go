@@ -345,7 +345,7 @@ func (s *Service) validatePut(p Path, size int64, o *PutBlobOptions) error {
 	switch o.Type {
 	case BlockBlob:
 		if size > MaxPutBlobSize {
-			return azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes for Put Blob.", int64(MaxPutBlobSize))
+			return azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. Put Blob takes at most %d bytes.", int64(MaxPutBlobSize))
 		}
 	case PageBlob:
 		if size != 0 {

@@ -214,7 +214,7 @@ func contentLength(rq *request) (int64, error) {
 // readXMLBody reads a small XML request body, at most limit bytes (413 beyond).
 func readXMLBody(rq *request, limit int64) ([]byte, error) {
 	if rq.R.ContentLength > limit {
-		e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes.", limit)
+		e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The request may carry at most %d bytes.", limit)
 		e.Details = []azerr.Detail{{Name: "MaxLimit", Value: strconv.FormatInt(limit, 10)}}
 		return nil, e
 	}
@@ -223,7 +223,7 @@ func readXMLBody(rq *request, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes.", limit)
+		return nil, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The request may carry at most %d bytes.", limit)
 	}
 	return b, nil
 }

@@ -59,7 +59,7 @@ func bodyLimit(rq *request, op string, size int64) error {
 	if limit < 0 || size <= limit {
 		return nil
 	}
-	e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes for %s at version %s.", limit, op, rq.Version)
+	e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. %[2]s takes at most %[1]d bytes at version %[3]s.", limit, op, rq.Version)
 	e.Details = []azerr.Detail{{Name: "MaxLimit", Value: strconv.FormatInt(limit, 10)}}
 	return e
 }

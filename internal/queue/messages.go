@@ -90,7 +90,7 @@ func checkTimeout(timeout, lowest time.Duration) error {
 
 func checkMessageSize(text string) error {
 	if len(text) > MaxMessageSize {
-		e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit: the message text is %d bytes of UTF-8, at most %d.", len(text), MaxMessageSize)
+		e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The message text is %d bytes of UTF-8, at most %d.", len(text), MaxMessageSize)
 		e.Details = []azerr.Detail{{Name: "MaxLimit", Value: strconv.Itoa(MaxMessageSize)}}
 		return e
 	}

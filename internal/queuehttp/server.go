@@ -126,7 +126,7 @@ const maxBodyBytes = 1 << 20
 // readBody reads the request body, refusing one longer than maxBodyBytes.
 func readBody(rq *request) ([]byte, error) {
 	tooLarge := func() error {
-		e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit of %d bytes.", maxBodyBytes)
+		e := azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The request may carry at most %d bytes.", maxBodyBytes)
 		e.Details = []azerr.Detail{{Name: "MaxLimit", Value: strconv.Itoa(maxBodyBytes)}}
 		return e
 	}
