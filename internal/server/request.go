@@ -9,6 +9,7 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -97,14 +98,22 @@ func isVisibleASCII(s string) bool {
 	return true
 }
 
-// CheckVersion rejects x-ms-version values that are not dates; any date is served with the
-// current behaviour, including dates newer than any Tabula knows (SDKs send such versions).
+// CheckVersion rejects x-ms-version values that are not dates, and dates more than a year
+// ahead, which no service version will be by the time a client sends it (Azure refuses the
+// versions it does not know: 400 InvalidHeaderValue naming the header); any other date is
+// served with the behaviour of the newest version at or before it.
 func CheckVersion(v string) error {
 	if v == "" {
 		return nil
 	}
-	if _, err := time.Parse("2006-01-02", v); err != nil {
-		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-version %q is not a service version.", v)
+	d, err := time.Parse("2006-01-02", v)
+	if err == nil && d.After(time.Now().AddDate(1, 0, 0)) {
+		err = errors.New("no such service version")
+	}
+	if err != nil {
+		e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-version %q is not a service version.", v)
+		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-version"}, {Name: "HeaderValue", Value: v}}
+		return e
 	}
 	return nil
 }
