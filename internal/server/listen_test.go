@@ -19,10 +19,16 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // testHandler reads the body and answers 200 with its length; an error reading it is answered
-// as the Blob and Queue services answer errors. ?sleep=D makes it wait D after reading.
+// as the Blob and Queue services answer errors. ?sleep=D makes it wait D after reading;
+// ?refuse answers 413 without reading it.
 func testHandler(w http.ResponseWriter, r *http.Request) {
 	rq := &Request{}
 	Begin(rq, w, r, "2021-08-06")
+	if r.URL.Query().Has("refuse") {
+		// Refused from the headers alone, the body never read.
+		WriteXMLError(rq, azerr.New(azerr.RequestBodyTooLarge), quiet)
+		return
+	}
 	n, err := io.Copy(io.Discard, r.Body)
 	if err != nil {
 		WriteXMLError(rq, err, quiet)
@@ -293,5 +299,35 @@ func TestListenNamesTheEndpointThatCannotBind(t *testing.T) {
 		Endpoint{Name: "blob", Addr: taken.Addr().String(), Handler: http.NotFoundHandler()})
 	if err == nil || !strings.Contains(err.Error(), "blob endpoint") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A client that sends its whole body before reading the answer gets the answer, even when the
+// server refused the request without reading the body (Python's requests, sending a 13 MB
+// $batch that the Table service refuses from its Content-Length).
+func TestRefusedBodyIsReadSoTheClientGetsTheAnswer(t *testing.T) {
+	addr, _ := serve(t, Limits{})
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const size = 12 << 20
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := fmt.Fprintf(conn, "PUT /devstoreaccount1/c/b?refuse HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size); err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 64<<10)
+	for sent := 0; sent < size; sent += len(chunk) {
+		if _, err := conn.Write(chunk); err != nil {
+			t.Fatalf("sending the body, %d bytes in: %v", sent, err)
+		}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d", resp.StatusCode)
 	}
 }

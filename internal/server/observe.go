@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,6 +102,9 @@ func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) 
 			}
 		}()
 		h.ServeHTTP(rw, r)
+		if body != nil {
+			body.drainUnread(r)
+		}
 		if rec.after != nil {
 			injectAfter(rw, w, rec, e.ErrorBody)
 		}
@@ -441,13 +445,35 @@ func (w *responseRecorder) Flush() {
 
 type countingBody struct {
 	io.ReadCloser
-	n int64
+	n   int64
+	eof bool
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
+	if err == io.EOF {
+		b.eof = true
+	}
 	return n, err
+}
+
+// maxDrainBytes is how much of a request body the server reads past an answer that did not
+// need it (a 413 judged from Content-Length, any refusal before the body).
+const maxDrainBytes = 64 << 20
+
+// drainUnread reads what is left of a body the handler did not read, up to maxDrainBytes.
+// Clients that send the whole body before reading the answer (Python's requests, most
+// HTTP/1.1 clients) would otherwise have the connection closed under them while still
+// sending, and report a broken connection instead of the answer: net/http reads at most
+// 256 KiB of an unread body and then closes. A client that asked to be told first (Expect:
+// 100-continue) and was not (nothing read, so net/http sent no 100 Continue) has not sent the
+// body and is not asked for it.
+func (b *countingBody) drainUnread(r *http.Request) {
+	if b.eof || b.n == 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, b, maxDrainBytes)
 }
 
 // BufferedWriter batches log lines into few writes: one write per request line would cost a
