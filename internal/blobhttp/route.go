@@ -8,6 +8,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/server"
 )
 
 // parsePath splits the resource path into container and blob (blob.md §1.1): the first
@@ -44,7 +45,7 @@ func (s *Server) route(rq *request) error {
 		return s.run(rq, auth.OpGetAccountInformation, s.getAccountInformation)
 	}
 	if rq.Secondary && method != http.MethodGet && method != http.MethodHead {
-		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.Account)
+		return server.SecondaryIsReadOnly(rq.Account)
 	}
 	switch {
 	case rq.container == "":

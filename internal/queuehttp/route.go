@@ -7,6 +7,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/server"
 )
 
 // resource is what a request's path addresses (shared/spec/queue.md §1): after the account,
@@ -79,7 +80,7 @@ func (s *Server) route(rq *request) error {
 		readOnly = false
 	}
 	if rq.Secondary && !readOnly {
-		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.Account)
+		return server.SecondaryIsReadOnly(rq.Account)
 	}
 	switch res.kind {
 	case resService:

@@ -207,3 +207,10 @@ func (rq *Request) AuthRequest(service auth.Service) *auth.Request {
 		ClientIP:      ClientIP(r),
 	}
 }
+
+// SecondaryIsReadOnly refuses a write on an account's -secondary endpoint, the read-only
+// replica: 403 with the message Azure's clients quote ("Write operations are not allowed.",
+// the Python tables suite's test_table_client_location_mode; the code is UNSURE).
+func SecondaryIsReadOnly(account string) error {
+	return azerr.Newf(azerr.InsufficientAccountPermissions, "Write operations are not allowed. The secondary endpoint (%s-secondary) is a read-only replica.", account)
+}

@@ -37,7 +37,7 @@ func (s *Server) batch(rq *request) error {
 		return s.batchQuery(rq, req.Query)
 	}
 	if rq.Secondary {
-		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.Account)
+		return server.SecondaryIsReadOnly(rq.Account)
 	}
 	writes := make([]table.Write, len(req.Changeset))
 	prefer := make([]string, len(req.Changeset))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
+	"github.com/tabula-dev/tabula/internal/server"
 )
 
 // route dispatches an authenticated request to its operation.
@@ -19,7 +20,7 @@ func (s *Server) route(rq *request) error {
 		return err
 	}
 	if rq.Secondary && method != http.MethodGet && method != http.MethodHead && res.kind != resBatch {
-		return azerr.Newf(azerr.InsufficientAccountPermissions, "The account being accessed does not have sufficient permissions to execute this operation: the secondary endpoint (%s-secondary) is a read-only replica.", rq.Account)
+		return server.SecondaryIsReadOnly(rq.Account)
 	}
 	q := rq.Query
 	if res.kind == resService || q.Has("comp") || q.Has("restype") {
