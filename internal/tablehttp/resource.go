@@ -17,14 +17,19 @@ const (
 	resBatch                            // "/$batch"
 	resEntities                         // "/{table}", "/{table}()"
 	resEntity                           // "/{table}(PartitionKey='pk',RowKey='rk')"
+	// resUnder is a path below a table, "/{table}/...": what a client configured with the
+	// table's URL as its account endpoint sends ("/{table}/Tables", "/{table}/Tables('t')").
+	// Azure reads the first segment as the table and what follows as within it.
+	resUnder
 )
 
 // resource is a parsed request path.
 type resource struct {
 	kind         resourceKind
-	table        string // for resTable, resEntities, resEntity
+	table        string // for resTable, resEntities, resEntity, resUnder
 	partitionKey string // for resEntity
 	rowKey       string // for resEntity
+	under        string // for resUnder: the path after the table's segment
 }
 
 // parseResource parses the path after the account. escaped is the path as sent on the wire;
@@ -44,7 +49,11 @@ func parseResource(escaped string) (resource, error) {
 	}
 	name, args, hasArgs := strings.Cut(p, "(")
 	if strings.Contains(name, "/") {
-		return resource{}, invalidURI(p)
+		first, under, _ := strings.Cut(p, "/")
+		if first == "" || strings.ContainsAny(first, "()$") || strings.EqualFold(first, "Tables") {
+			return resource{}, invalidURI(p)
+		}
+		return resource{kind: resUnder, table: first, under: under}, nil
 	}
 	if !hasArgs {
 		if strings.EqualFold(name, "Tables") {

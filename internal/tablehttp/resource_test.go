@@ -26,6 +26,8 @@ func TestParseResourceRecognisesEveryAddress(t *testing.T) {
 		{"/mytable(PartitionKey='O''Brien',RowKey='''')", resource{kind: resEntity, table: "mytable", partitionKey: "O'Brien", rowKey: "'"}},
 		{"/mytable(PartitionKey='a,b)=c(',RowKey='x y')", resource{kind: resEntity, table: "mytable", partitionKey: "a,b)=c(", rowKey: "x y"}},
 		{"/mytable(PartitionKey='a%2Bb+c',RowKey='%E2%9C%93')", resource{kind: resEntity, table: "mytable", partitionKey: "a+b+c", rowKey: "✓"}},
+		{"/mytable/Tables('mytable')", resource{kind: resUnder, table: "mytable", under: "Tables('mytable')"}},
+		{"/mytable/", resource{kind: resUnder, table: "mytable"}},
 	}
 	for _, tc := range cases {
 		got, err := parseResource(tc.path)
@@ -49,7 +51,8 @@ func TestParseResourceRejectsMalformedKeys(t *testing.T) {
 		"/mytable(PartitionKey='a',RowKey='b)",
 		"/mytable(PartitionKey='a'RowKey='b')",
 		"/mytable(Partitionkey='a',RowKey='b')",
-		"/mytable/extra",
+		"/Tables/extra",
+		"/mytable(PartitionKey='a',RowKey='b')/extra",
 		"/mytable(PartitionKey='%ZZ',RowKey='b')",
 	} {
 		if got, err := parseResource(path); err == nil {
@@ -83,4 +86,28 @@ func FuzzParseResource(f *testing.F) {
 			t.Fatalf("%q parsed as %+v, but its canonical form parsed as %+v (%v)", path, res, again, err)
 		}
 	})
+}
+
+// A client given a table's URL as its endpoint sends paths below the table; Azure reads the
+// first segment as the table (recorded: the Python SDK's test_client_with_url_ends_with_table_name).
+func TestPathsBelowATable(t *testing.T) {
+	s := newRawServer(t)
+	type want struct {
+		status int
+		code   string
+	}
+	check := func(what, method, path, body string, w want) {
+		t.Helper()
+		resp := s.do(method, path, map[string]string{"Content-Type": "application/json", "Accept": "application/json;odata=minimalmetadata"}, body)
+		if resp.StatusCode != w.status || resp.Header.Get("x-ms-error-code") != w.code {
+			t.Errorf("%s: %d %s, want %d %s", what, resp.StatusCode, resp.Header.Get("x-ms-error-code"), w.status, w.code)
+		}
+	}
+	check("Create Table below a missing table", "POST", "/orders/Tables", `{"TableName":"orders"}`, want{404, "TableNotFound"})
+	s.createTable("orders")
+	check("Create Table below the table", "POST", "/orders/Tables", `{"TableName":"orders"}`, want{400, "PropertiesNeedValue"})
+	check("Delete Table below the table", "DELETE", "/orders/Tables('orders')", "", want{400, "InvalidInput"})
+	check("Query Tables below the table", "GET", "/orders/Tables", "", want{501, "NotImplemented"})
+	check("service properties below the table", "GET", "/orders/?restype=service&comp=properties", "", want{400, "InvalidQueryParameterValue"})
+	check("below Tables itself", "GET", "/Tables/x", "", want{400, "InvalidUri"})
 }

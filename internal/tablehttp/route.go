@@ -62,8 +62,32 @@ func (s *Server) route(rq *request) error {
 		case http.MethodPut, http.MethodPatch, "MERGE", http.MethodDelete:
 			return s.writeEntity(rq, res, method)
 		}
+	case resUnder:
+		return s.routeUnder(rq, res, method)
 	}
 	return azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s %s.", method, rq.Path)
+}
+
+// routeUnder answers paths below a table as Azure does (recorded for a client whose endpoint
+// ends in a table name, the Python SDK's test_client_with_url_ends_with_table_name): a POST
+// inserts into the table (so Create Table there is 404 TableNotFound, or 400
+// PropertiesNeedValue once the table exists), a keyed path has the wrong number of keys for
+// an entity, and reading is not implemented.
+func (s *Server) routeUnder(rq *request, res resource, method string) error {
+	switch {
+	case method == http.MethodPost:
+		// The table is looked up before the body is judged: Create Table there answers 404
+		// TableNotFound until the table exists.
+		if _, err := s.svc.Table(rq.ctx, rq.Account, res.table); err != nil {
+			return err
+		}
+		return s.writeEntity(rq, resource{kind: resEntities, table: res.table}, method)
+	case method == http.MethodGet || method == http.MethodHead:
+		return azerr.New(azerr.NotImplemented)
+	case strings.Contains(res.under, "("):
+		return azerr.Newf(azerr.InvalidInput, "The number of keys specified in the URI does not match number of key properties for the resource '%s.%s'.", rq.Account, res.table)
+	}
+	return azerr.New(azerr.NotImplemented)
 }
 
 // authorized runs handler if the request's grant allows op.
