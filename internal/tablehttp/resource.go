@@ -36,6 +36,15 @@ type resource struct {
 // it is percent-decoded with path rules ("+" stays "+") before the key syntax is read, because
 // clients percent-encode the already quote-doubled key.
 func parseResource(escaped string) (resource, error) {
+	// A path below a table is told by a slash on the wire: an escaped one (%2F) is part of a
+	// name.
+	if first, under, below := strings.Cut(strings.TrimPrefix(escaped, "/"), "/"); below {
+		name, err := url.PathUnescape(first)
+		if err != nil || name == "" || strings.ContainsAny(name, "()$") || strings.EqualFold(name, "Tables") {
+			return resource{}, invalidURI(strings.TrimPrefix(escaped, "/"))
+		}
+		return resource{kind: resUnder, table: name, under: under}, nil
+	}
 	p, err := url.PathUnescape(escaped)
 	if err != nil {
 		return resource{}, azerr.Newf(azerr.InvalidURI, "The requested URI does not represent any resource on the server: the path %q is not correctly percent-encoded.", escaped)
@@ -48,13 +57,6 @@ func parseResource(escaped string) (resource, error) {
 		return resource{kind: resBatch}, nil
 	}
 	name, args, hasArgs := strings.Cut(p, "(")
-	if strings.Contains(name, "/") {
-		first, under, _ := strings.Cut(p, "/")
-		if first == "" || strings.ContainsAny(first, "()$") || strings.EqualFold(first, "Tables") {
-			return resource{}, invalidURI(p)
-		}
-		return resource{kind: resUnder, table: first, under: under}, nil
-	}
 	if !hasArgs {
 		if strings.EqualFold(name, "Tables") {
 			return resource{kind: resTables}, nil

@@ -28,6 +28,8 @@ func TestParseResourceRecognisesEveryAddress(t *testing.T) {
 		{"/mytable(PartitionKey='a%2Bb+c',RowKey='%E2%9C%93')", resource{kind: resEntity, table: "mytable", partitionKey: "a+b+c", rowKey: "✓"}},
 		{"/mytable/Tables('mytable')", resource{kind: resUnder, table: "mytable", under: "Tables('mytable')"}},
 		{"/mytable/", resource{kind: resUnder, table: "mytable"}},
+		// An escaped slash is part of the name (one no table has: InvalidResourceName).
+		{"/a%2F%2F()", resource{kind: resEntities, table: "a//"}},
 	}
 	for _, tc := range cases {
 		got, err := parseResource(tc.path)
@@ -110,4 +112,5 @@ func TestPathsBelowATable(t *testing.T) {
 	check("Query Tables below the table", "GET", "/orders/Tables", "", want{501, "NotImplemented"})
 	check("service properties below the table", "GET", "/orders/?restype=service&comp=properties", "", want{400, "InvalidQueryParameterValue"})
 	check("below Tables itself", "GET", "/Tables/x", "", want{400, "InvalidUri"})
+	check("a name with escaped slashes", "GET", "/a%2F%2F()", "", want{400, "InvalidResourceName"})
 }
