@@ -703,6 +703,8 @@ type SetTierOptions struct {
 	// Priority is x-ms-rehydrate-priority for a move out of Archive: Standard (the
 	// default) or High.
 	Priority string
+	// IfTags is x-ms-if-tags: the blob's tags must match it (412 ConditionNotMet).
+	IfTags string
 }
 
 // SetBlobTier sets a block blob's (or snapshot's) access tier: Hot, Cool, Cold or Archive
@@ -744,6 +746,9 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 			if err := st.b.Lease.checkAccess(s.Now(), o.LeaseID, true, blobLease); err != nil {
 				return nil, err
 			}
+		}
+		if err := (Conditions{IfTags: o.IfTags}).checkTags(st.b.Tags); err != nil {
+			return nil, err
 		}
 		now := s.Now()
 		if st.b.Type == PageBlob && st.premium {

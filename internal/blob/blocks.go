@@ -437,8 +437,9 @@ type BlockList struct {
 
 // GetBlockList lists a block blob's committed blocks (for a snapshot too), its uncommitted
 // blocks, or both. A blob written by Put Blob has no committed blocks. 404 BlobNotFound when
-// there is neither blob nor uncommitted block; 409 InvalidBlobType for other kinds.
-func (s *Service) GetBlockList(ctx context.Context, p Path, which BlockListType, leaseID string) (BlockList, error) {
+// there is neither blob nor uncommitted block; 409 InvalidBlobType for other kinds. ifTags is
+// x-ms-if-tags, judged on the blob's tags (none before its first commit).
+func (s *Service) GetBlockList(ctx context.Context, p Path, which BlockListType, leaseID, ifTags string) (BlockList, error) {
 	switch which {
 	case CommittedBlocks, UncommittedBlocks, AllBlocks:
 	default:
@@ -463,13 +464,15 @@ func (s *Service) GetBlockList(ctx context.Context, p Path, which BlockListType,
 		if st.b.Type != BlockBlob {
 			return BlockList{}, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Get Block List applies to block blobs; this is a %s.", st.b.Type)
 		}
-		if err := checkReadAccess(&st, leaseID, Conditions{}, now); err != nil {
+		if err := checkReadAccess(&st, leaseID, Conditions{IfTags: ifTags}, now); err != nil {
 			return BlockList{}, err
 		}
 		b := st.public(p, now)
 		out.Blob = &b
 	} else if leaseID != "" {
 		return BlockList{}, azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+	} else if err := (Conditions{IfTags: ifTags}).checkTags(nil); err != nil {
+		return BlockList{}, err
 	}
 	if which != UncommittedBlocks {
 		out.Committed = []Block{}

@@ -38,7 +38,7 @@ func latest(ids ...string) []BlockListEntry {
 
 func (e *env) blockList(name string, which BlockListType) string {
 	e.Helper()
-	l, err := e.s.GetBlockList(e.ctx, path(name), which, "")
+	l, err := e.s.GetBlockList(e.ctx, path(name), which, "", "")
 	if err != nil {
 		e.Fatalf("GetBlockList %s: %v", name, err)
 	}
@@ -65,7 +65,7 @@ func TestBlockListCommitsBlocksInOrder(t *testing.T) {
 		if got := e.blockList("b", AllBlocks); got != "U:aa/6 U:bb/5 U:cc/"+itoa(int64(len(big))) {
 			t.Fatalf("uncommitted: %s", got)
 		}
-		l, _ := e.s.GetBlockList(e.ctx, path("b"), AllBlocks, "")
+		l, _ := e.s.GetBlockList(e.ctx, path("b"), AllBlocks, "", "")
 		if l.Blob != nil {
 			t.Errorf("a blob with only uncommitted blocks reports %+v", l.Blob)
 		}
@@ -168,9 +168,9 @@ func TestPutBlockRules(t *testing.T) {
 		wantCode(t, put("ap", "id", "x"), 409, azerr.InvalidBlobType)
 		_, err := e.s.PutBlockList(e.ctx, path("ap"), nil, CommitBlockListOptions{})
 		wantCode(t, err, 409, azerr.InvalidBlobType)
-		_, err = e.s.GetBlockList(e.ctx, path("ap"), CommittedBlocks, "")
+		_, err = e.s.GetBlockList(e.ctx, path("ap"), CommittedBlocks, "", "")
 		wantCode(t, err, 409, azerr.InvalidBlobType)
-		_, err = e.s.GetBlockList(e.ctx, path("none"), CommittedBlocks, "")
+		_, err = e.s.GetBlockList(e.ctx, path("none"), CommittedBlocks, "", "")
 		wantCode(t, err, 404, azerr.BlobNotFound)
 		// Too long a list.
 		_, err = e.s.PutBlockList(e.ctx, path("b"), make([]BlockListEntry, MaxBlockListEntries+1), CommitBlockListOptions{})
@@ -235,7 +235,7 @@ func TestUncommittedBlocksAreDiscarded(t *testing.T) {
 		}
 		e.clock.Advance(uncommittedBlockExpiry - e.s.Grace)
 		stats := e.collect()
-		_, err := e.s.GetBlockList(e.ctx, path("expiring"), AllBlocks, "")
+		_, err := e.s.GetBlockList(e.ctx, path("expiring"), AllBlocks, "", "")
 		wantCode(t, err, 404, azerr.BlobNotFound)
 		if n := len(e.objects()); stats.Expired != 1 || n != 1 {
 			t.Errorf("after a week: %+v, %d objects, want 1", stats, n)

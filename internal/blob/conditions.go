@@ -117,6 +117,15 @@ func (c Conditions) tagsHold(tags Tags) (bool, error) {
 	return expr.matches("", tags), nil
 }
 
+// checkTags is tagsHold as an answer: a condition that does not hold is 412 ConditionNotMet.
+func (c Conditions) checkTags(tags Tags) error {
+	ok, err := c.tagsHold(tags)
+	if err == nil && !ok {
+		err = azerr.New(azerr.ConditionNotMet)
+	}
+	return err
+}
+
 func anyTag(tags []ETag) bool {
 	for _, t := range tags {
 		if t == AnyETag {
@@ -151,11 +160,8 @@ func (c Conditions) checkRead(etag ETag, modified time.Time, tags Tags) error {
 	if anyTag(c.IfNoneMatch) {
 		return azerr.Newf(azerr.UnsatisfiableCondition, "The request includes an unsatisfiable condition for this operation: If-None-Match: * on a read.")
 	}
-	if ok, err := c.tagsHold(tags); err != nil || !ok {
-		if err != nil {
-			return err
-		}
-		return azerr.New(azerr.ConditionNotMet)
+	if err := c.checkTags(tags); err != nil {
+		return err
 	}
 	if len(c.IfMatch) > 0 && !matchesAny(c.IfMatch, etag) {
 		return azerr.New(azerr.ConditionNotMet)

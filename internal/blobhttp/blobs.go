@@ -572,7 +572,7 @@ func (s *Server) setBlobTier(rq *request) error {
 	if tier == "" {
 		return missingHeader("x-ms-access-tier")
 	}
-	rehydrating, err := s.svc.SetBlobTier(rq.ctx, rq.path(), blob.SetTierOptions{Tier: tier, LeaseID: leaseID(h), Priority: h.Get("x-ms-rehydrate-priority")})
+	rehydrating, err := s.svc.SetBlobTier(rq.ctx, rq.path(), blob.SetTierOptions{Tier: tier, LeaseID: leaseID(h), Priority: h.Get("x-ms-rehydrate-priority"), IfTags: h.Get("x-ms-if-tags")})
 	if err != nil {
 		return err
 	}

@@ -166,7 +166,7 @@ func (s *Server) getBlockList(rq *request) error {
 	if which == "" {
 		which = blob.CommittedBlocks
 	}
-	l, err := s.svc.GetBlockList(rq.ctx, rq.path(), which, leaseID(rq.R.Header))
+	l, err := s.svc.GetBlockList(rq.ctx, rq.path(), which, leaseID(rq.R.Header), rq.R.Header.Get("x-ms-if-tags"))
 	if err != nil {
 		return err
 	}

@@ -99,6 +99,16 @@ func TestSDKBlobIndexTags(t *testing.T) {
 		wantStatus(t, err, 412, "ConditionNotMet")
 		_, err = p2.SetMetadata(ctx, nil, &blob.SetMetadataOptions{AccessConditions: ifTags(`status = open`)})
 		wantStatus(t, err, 400, "InvalidHeaderValue")
+		_, err = p2.SetTier(ctx, blob.AccessTierCool, &blob.SetTierOptions{AccessConditions: ifTags(`"status" = 'done'`)})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		if _, err := p2.SetTier(ctx, blob.AccessTierCool, &blob.SetTierOptions{AccessConditions: ifTags(`"status" = 'open'`)}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = p2.GetBlockList(ctx, blockblob.BlockListTypeAll, &blockblob.GetBlockListOptions{AccessConditions: ifTags(`"status" = 'done'`)})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		if _, err := p2.GetBlockList(ctx, blockblob.BlockListTypeAll, &blockblob.GetBlockListOptions{AccessConditions: ifTags(`"year" = '2024'`)}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := p2.SetTags(ctx, map[string]string{"status": "done"}, &blob.SetTagsOptions{AccessConditions: ifTags(`"status" = 'open'`)}); err != nil {
 			t.Fatal(err)
 		}
