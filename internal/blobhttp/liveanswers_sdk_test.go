@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"hash/crc64"
 	"net/http"
 	"net/http/httptest"
@@ -100,6 +101,13 @@ func TestSetBlobPropertiesClearsWhatItIsNotGiven(t *testing.T) {
 		}
 		if props.ContentType != nil || props.ContentLanguage != nil {
 			t.Fatalf("after an empty Set Blob Properties: Content-Type %v, Content-Language %v", props.ContentType, props.ContentLanguage)
+		}
+		// The MD5 property is stored as given, whatever its length (JS's setHTTPHeaders test).
+		if _, err := b.SetHTTPHeaders(ctx, blob.HTTPHeaders{BlobContentMD5: []byte{1, 2, 3, 4}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if props, err = b.GetProperties(ctx, nil); err != nil || fmt.Sprint(props.ContentMD5) != "[1 2 3 4]" {
+			t.Fatalf("a four-byte MD5 property: %v, %v", props.ContentMD5, err)
 		}
 		p := c.NewPageBlobClient("p")
 		if _, err := p.Create(ctx, 512, &pageblob.CreateOptions{HTTPHeaders: &blob.HTTPHeaders{BlobContentType: to.Ptr("my/pages")}}); err != nil {
