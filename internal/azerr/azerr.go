@@ -108,6 +108,7 @@ const (
 	OutOfRangeQueryParameterValue           Code = "OutOfRangeQueryParameterValue"
 	MissingRequiredQueryParameter           Code = "MissingRequiredQueryParameter"
 	UnsupportedQueryParameter               Code = "UnsupportedQueryParameter"
+	MutuallyExclusiveQueryParameters        Code = "MutuallyExclusiveQueryParameters"
 	InvalidURI                              Code = "InvalidUri"
 	UnsupportedHTTPVerb                     Code = "UnsupportedHttpVerb"
 	InvalidXMLDocument                      Code = "InvalidXmlDocument"
@@ -169,6 +170,7 @@ var defaults = map[Code]defaultOf{
 	OutOfRangeQueryParameterValue:           {400, "One of the query parameters specified in the request URI is outside the permissible range."},
 	MissingRequiredQueryParameter:           {400, "A required query parameter was not specified for this request."},
 	UnsupportedQueryParameter:               {400, "One of the query parameters specified in the request URI is not supported."},
+	MutuallyExclusiveQueryParameters:        {400, "The query parameters specified in the request URI are mutually exclusive."},
 	InvalidURI:                              {400, "The requested URI does not represent any resource on the server."},
 	UnsupportedHTTPVerb:                     {405, "The resource doesn't support the specified HTTP verb."},
 	InvalidXMLDocument:                      {400, "XML specified is not syntactically valid."},

@@ -188,8 +188,15 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 	if _, err := ParseDeleteSnapshots(string(snapshots)); err != nil {
 		return err
 	}
-	if (p.Snapshot != "" || p.VersionID != "") && snapshots != DeleteBlobOnly {
-		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-delete-snapshots cannot be given when deleting a snapshot or version.")
+	switch {
+	case snapshots == DeleteBlobOnly:
+	case p.VersionID != "":
+		// The JS SDK's recorded blob versioning tests see the query parameter blamed.
+		e := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: versionid cannot be given with x-ms-delete-snapshots.")
+		e.Details = []azerr.Detail{{Name: "QueryParameterName", Value: "versionid"}, {Name: "QueryParameterValue", Value: p.VersionID}}
+		return e
+	case p.Snapshot != "":
+		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-delete-snapshots cannot be given when deleting a snapshot.")
 	}
 	retention, err := s.retention(ctx, p.Account)
 	if err != nil {

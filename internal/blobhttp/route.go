@@ -166,6 +166,10 @@ func (s *Server) routeContainer(rq *request, comp, method string) error {
 
 func (s *Server) routeBlob(rq *request, comp, method string) error {
 	h := rq.R.Header
+	if rq.Query.Has("snapshot") && rq.Query.Has("versionid") {
+		// One blob at a time: a snapshot or a version (the JS SDK's recorded versioning test).
+		return azerr.Newf(azerr.MutuallyExclusiveQueryParameters, "The query parameters specified in the request URI are mutually exclusive: snapshot and versionid name two different blobs.")
+	}
 	copySource := h.Get("x-ms-copy-source") != ""
 	switch comp {
 	case "":
