@@ -28,8 +28,8 @@ func (c *containerRecord) ref() containerRef {
 // checkScope refuses an operation that writes metadata into the existing blob st read in
 // another encryption scope than the blob's, as azblob's recorded TestGetSetBlobMetadataWithCPKScope
 // and TestBlobSnapshotWithCPKScope see the real service refuse it (also when the request
-// names none for a blob in a scope). UNSURE: the refusal's code; its status is taken from the
-// customer-provided key's like refusals, 409.
+// names none for a blob in a scope): 409 BlobCustomerSpecifiedEncryptionMismatch, the code
+// the JS SDK's encryption scope tests see for a snapshot in another scope.
 func (st *blobState) checkScope(c Conditions) error {
 	if c.EncryptionScope == nil {
 		return nil
@@ -39,7 +39,7 @@ func (st *blobState) checkScope(c Conditions) error {
 		return err
 	}
 	if want != st.b.Scope {
-		return azerr.Newf(azerr.EncryptionScopeMismatch, "The encryption scope of the request (%q) is not the blob's (%q).", want, st.b.Scope)
+		return azerr.Newf(azerr.BlobCustomerSpecifiedEncryptionMismatch, "The given customer specified encryption does not match the encryption used to encrypt the blob: the request's encryption scope is %q, the blob's %q.", want, st.b.Scope)
 	}
 	return nil
 }
@@ -60,9 +60,8 @@ func (st *blobState) scopeFor(requested string) (string, error) {
 		return def, nil
 	}
 	if p.DenyOverride && requested != def {
-		// UNSURE: the code of this refusal is undocumented; its status, 409, is the REST
-		// reference's for a request the container's policy forbids.
-		return "", azerr.Newf(azerr.RequestForbiddenByContainerPolicy, "This request is not permitted by the container's encryption scope policy: it denies scopes other than %q, and the request names %q.", p.Default, requested)
+		// 403, as the JS SDK's recorded encryption scope test sees the real service answer.
+		return "", azerr.Newf(azerr.RequestForbiddenByContainerEncryptionPolicy, "The request is forbidden by the container encryption policy: it denies scopes other than %q, and the request names %q.", p.Default, requested)
 	}
 	return requested, nil
 }

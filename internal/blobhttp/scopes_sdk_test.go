@@ -56,9 +56,9 @@ func TestSDKEncryptionScopes(t *testing.T) {
 		// refused (TestGetSetBlobMetadataWithCPKScope, TestBlobSnapshotWithCPKScope).
 		md := map[string]*string{"k": to.Ptr("v")}
 		_, err = bb.SetMetadata(ctx, md, nil)
-		wantStatus(t, err, 409, "EncryptionScopeMismatch")
+		wantStatus(t, err, 409, "BlobCustomerSpecifiedEncryptionMismatch")
 		_, err = bb.CreateSnapshot(ctx, &blob.CreateSnapshotOptions{CPKScopeInfo: &blob.CPKScopeInfo{EncryptionScope: to.Ptr("other")}})
-		wantStatus(t, err, 409, "EncryptionScopeMismatch")
+		wantStatus(t, err, 409, "BlobCustomerSpecifiedEncryptionMismatch")
 		if resp, err := bb.SetMetadata(ctx, md, &blob.SetMetadataOptions{CPKScopeInfo: scope}); err != nil || *resp.EncryptionScope != "scope1" {
 			t.Fatalf("SetMetadata in the blob's scope: %v", err)
 		}
@@ -84,7 +84,7 @@ func TestSDKEncryptionScopes(t *testing.T) {
 			t.Fatalf("create in a defaulted container: scope %v, %v", created.EncryptionScope, err)
 		}
 		_, err = dflt.NewAppendBlobClient("other").Create(ctx, &appendblob.CreateOptions{CPKScopeInfo: scope})
-		wantStatus(t, err, 409, "RequestForbiddenByContainerPolicy")
+		wantStatus(t, err, 403, "RequestForbiddenByContainerEncryptionPolicy")
 		pager := dflt.NewListBlobsFlatPager(nil)
 		page, err := pager.NextPage(ctx)
 		if err != nil || len(page.Segment.BlobItems) != 1 || page.Segment.BlobItems[0].Properties.EncryptionScope == nil || *page.Segment.BlobItems[0].Properties.EncryptionScope != "ces" {
