@@ -58,6 +58,7 @@ const (
 	BlobBeingRehydrated                         Code = "BlobBeingRehydrated"
 	BlobDoesNotUseCustomerSpecifiedEncryption   Code = "BlobDoesNotUseCustomerSpecifiedEncryption"
 	BlobCustomerSpecifiedEncryptionMismatch     Code = "BlobCustomerSpecifiedEncryptionMismatch"
+	AccessTierNotSupportedForBlobType           Code = "AccessTierNotSupportedForBlobType"
 	InvalidMD5                                  Code = "InvalidMd5"
 	UnsatisfiableCondition                      Code = "UnsatisfiableCondition"
 	UnsupportedHeader                           Code = "UnsupportedHeader"
@@ -134,6 +135,7 @@ var blobDefaults = map[Code]defaultOf{
 	BlobBeingRehydrated:                         {409, "This operation is not permitted because the blob is being rehydrated."},
 	BlobUsesCustomerSpecifiedEncryption:         {409, "The blob is encrypted with customer specified encryption, but it was not provided in the request."},
 	BlobDoesNotUseCustomerSpecifiedEncryption:   {409, "The blob is not encrypted with customer specified encryption, but one was provided in the request."},
+	AccessTierNotSupportedForBlobType:           {400, "The access tier is not supported for this blob type."},
 	BlobCustomerSpecifiedEncryptionMismatch:     {409, "The given customer specified encryption does not match the encryption used to encrypt the blob."},
 	InvalidMD5:                                  {400, "The MD5 value specified in the request is invalid. The MD5 value must be 128 bits and Base64-encoded."},
 	UnsatisfiableCondition:                      {400, "The request includes an unsatisfiable condition for this operation."},

@@ -334,8 +334,16 @@ func (s *Service) validatePut(p Path, size int64, o *PutBlobOptions) error {
 		o.Tier = t
 	} else if o.Tier != "" {
 		tier, ok := accessTiers[lower(o.Tier)]
-		if !ok || o.Type != BlockBlob {
-			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-access-tier %q is not a tier of this blob type.", o.Tier)
+		_, _, isPageTier := pageTier(o.Tier)
+		switch {
+		case !ok && !isPageTier:
+			e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-access-tier %q is no access tier.", o.Tier)
+			e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-access-tier"}, {Name: "HeaderValue", Value: o.Tier}}
+			return e
+		case !ok || o.Type != BlockBlob:
+			// A tier of another blob type or account kind: the JS SDK's recorded page blob
+			// test (P20 on a standard account) sees this answer.
+			return azerr.Newf(azerr.AccessTierNotSupportedForBlobType, "The access tier is not supported for this blob type: %s is not a tier of a %s of this account.", o.Tier, o.Type)
 		}
 		o.Tier = tier
 	}

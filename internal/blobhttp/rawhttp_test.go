@@ -104,6 +104,8 @@ func TestRawErrorResponses(t *testing.T) {
 			{"x-ms-if-tags that is no expression", "PUT", "/ctr/b", map[string]string{"x-ms-blob-type": "BlockBlob", "x-ms-if-tags": "k = = 'v'"}, strings.NewReader("x"), 400, "InvalidHeaderValue", "x-ms-if-tags"},
 			{"restore without the deleted name", "PUT", "/ctr?restype=container&comp=undelete", nil, nil, 400, "MissingRequiredHeader", "x-ms-deleted-container-name"},
 			{"restore without any container", "PUT", "/?restype=container&comp=undelete", nil, nil, 400, "MissingRequiredHeader", "x-ms-deleted-container-name"},
+			{"premium tier on a standard account", "PUT", "/ctr/pb", map[string]string{"x-ms-blob-type": "PageBlob", "x-ms-blob-content-length": "512", "x-ms-access-tier": "P20"}, nil, 400, "AccessTierNotSupportedForBlobType", ""},
+			{"no tier at all", "PUT", "/ctr/pb", map[string]string{"x-ms-blob-type": "BlockBlob", "x-ms-access-tier": "Lukewarm"}, strings.NewReader("x"), 400, "InvalidHeaderValue", "x-ms-access-tier"},
 			{"snapshot and version together", "GET", "/ctr/b?snapshot=2024-01-01T00:00:00.0000000Z&versionid=2024-01-01T00:00:00.0000000Z", nil, nil, 400, "MutuallyExclusiveQueryParameters", ""},
 			{"version with x-ms-delete-snapshots", "DELETE", "/ctr/b?versionid=2024-01-01T00:00:00.0000000Z", map[string]string{"x-ms-delete-snapshots": "include"}, nil, 400, "InvalidQueryParameterValue", "versionid"},
 			{"delete retention without days", "PUT", "/?restype=service&comp=properties", nil, strings.NewReader("<StorageServiceProperties><DeleteRetentionPolicy><Enabled>true</Enabled></DeleteRetentionPolicy></StorageServiceProperties>"), 400, "InvalidXmlDocument", ""},
