@@ -99,9 +99,11 @@ func (s *Server) putBlob(rq *request) error {
 // 404 CannotVerifyCopySource.
 //
 // fetched says the service reads the source as a client's GET would (Copy Blob From URL and
-// the *From URL operations): the request's own credential then authorizes nothing, even in
-// the same account (blob.md §11.2, and azblob's live TestPutBlobFromURLNegative); without a
-// SAS or a bearer token the source is read anonymously, which a private container refuses.
+// the *From URL operations): an account key then authorizes nothing, even in the same account
+// (blob.md §11.2, and azblob's live TestPutBlobFromURLNegative), but a bearer token does, as
+// the identity it signs in can be the source's reader too (the JS SDK's live "destination
+// bearer token" tests copy a same-account source given without SAS). Without either, the
+// source is read anonymously, which a private container refuses.
 func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 	raw := rq.R.Header.Get("x-ms-copy-source")
 	u, err := url.Parse(raw)
@@ -143,7 +145,13 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 	var readErr error
 	switch {
 	case q.Has("sig"):
-		grant, readErr = readAs(auth.Request{Header: http.Header{}, Secure: u.Scheme == "https"})
+		h := http.Header{}
+		if q.Has("sduoid") && bearer != "" {
+			// A SAS for a delegated user serves that user's token, which the source's
+			// authorization header carries.
+			h.Set("Authorization", bearer)
+		}
+		grant, readErr = readAs(auth.Request{Header: h, Version: rq.Version, Secure: u.Scheme == "https"})
 	case bearer != "":
 		// A bearer token for the source, checked as if it came with a read of it; one that
 		// does not verify leaves the source unverified (azblob's live tests expect
@@ -153,6 +161,9 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 		}
 		grant, readErr = readAs(auth.Request{Header: http.Header{"Authorization": {bearer}, "X-Ms-Version": {rq.Version}},
 			Version: rq.Version, Host: u.Host, Secure: rq.R.TLS != nil})
+	case fetched && !crossAccount && isBearer(rq.grant):
+		// The caller's identity reads the source, needing the same right a GET would.
+		op = auth.OpGetBlob
 	case fetched || crossAccount:
 		grant, readErr = readAs(auth.Request{Header: http.Header{"X-Ms-Version": {rq.Version}}, Version: rq.Version, Host: u.Host, Secure: rq.R.TLS != nil})
 	}
@@ -172,6 +183,13 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 		return blob.Path{}, sourceRefused(err)
 	}
 	return p, nil
+}
+
+// isBearer tells a grant of a bearer token alone (a user delegation SAS presented with its
+// user's token is the SAS's grant).
+func isBearer(g *auth.Grant) bool {
+	_, _, ok := g.Bearer()
+	return ok
 }
 
 // sourceRefused is a copy source the credential cannot read: CannotVerifyCopySource with the

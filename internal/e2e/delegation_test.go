@@ -357,3 +357,45 @@ func TestDelegatedUserSASNeedsThatUsersToken(t *testing.T) {
 		t.Fatalf("the SAS without a token: %v", err)
 	}
 }
+
+// The *From URL operations of a bearer token's holder read a source of the same account,
+// given without SAS, as that identity (the JS SDK's live "destination bearer token" tests);
+// an account key's request reads it anonymously, and a private container refuses that.
+func TestFromURLWithABearerTokenReadsTheSameAccountsSource(t *testing.T) {
+	s := startHTTPSServer(t)
+	ctx := context.Background()
+	opts := &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Transport: s.client, Retry: policy.RetryOptions{MaxRetries: -1}}}
+	owner, err := azblob.NewClient("https://"+s.blobAddr+"/devstoreaccount1", tokenCredential{t, s.key, entraClaims()}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.CreateContainer(ctx, "private", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.UploadBuffer(ctx, "private", "src", []byte("copied by identity"), nil); err != nil {
+		t.Fatal(err)
+	}
+	container := owner.ServiceClient().NewContainerClient("private")
+	srcURL := container.NewBlobClient("src").URL()
+	if _, err := container.NewBlobClient("dst").CopyFromURL(ctx, srcURL, nil); err != nil {
+		t.Fatalf("Copy Blob From URL with a bearer token: %v", err)
+	}
+	d, err := container.NewBlobClient("dst").DownloadStream(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(d.Body)
+	d.Body.Close()
+	if string(body) != "copied by identity" {
+		t.Fatalf("the copy holds %q", body)
+	}
+
+	keyClient, err := azblob.NewClientFromConnectionString("DefaultEndpointsProtocol=https;AccountName=devstoreaccount1;AccountKey="+devKey+";BlobEndpoint=https://"+s.blobAddr+"/devstoreaccount1;", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = keyClient.ServiceClient().NewContainerClient("private").NewBlobClient("dst2").CopyFromURL(ctx, srcURL, nil)
+	if !bloberror.HasCode(err, bloberror.CannotVerifyCopySource) {
+		t.Fatalf("Copy Blob From URL with an account key and no SAS: %v", err)
+	}
+}
