@@ -135,6 +135,7 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 	p := blob.Path{Account: account, Container: src.container, Name: src.blob, Snapshot: q.Get("snapshot"), VersionID: q.Get("versionid")}
 	// readAs authenticates a GET of the source as r describes it (its credential).
 	decoded, _ := url.PathUnescape(path)
+	decoded = blobName(decoded)
 	readAs := func(r auth.Request) (*auth.Grant, error) {
 		r.Service, r.Method, r.RawPath, r.Query = auth.Blob, http.MethodGet, u.EscapedPath(), q
 		r.Account, r.Path, r.TLSOffered, r.ClientIP = account, decoded, server.TLSOffered(rq.ctx), server.ClientIP(rq.R)

@@ -1,14 +1,21 @@
 package blobhttp_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+
+	"github.com/tabula-dev/tabula/internal/auth"
 )
 
 // The root container: $root by name, and /name as /$root/name.
@@ -105,6 +112,43 @@ func TestSDKVersionIDsNameNothing(t *testing.T) {
 		resp := newRaw(e).do(http.MethodGet, "/versions/b?versionid=yesterday", nil, nil)
 		if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidQueryParameterValue" {
 			t.Fatalf("a malformed version id: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+		}
+	})
+}
+
+// A backslash in a blob's name, escaped or not, is a slash: the blob is listed and read by
+// the name with slashes, and a SAS signed over that name serves the URL with the backslash
+// (the JS SDK's special naming and SAS tests, live against Azure).
+func TestSDKBackslashIsASlash(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c := e.container("slashes")
+		if _, err := c.NewBlockBlobClient(`dir\file.txt`).Upload(t.Context(), streaming.NopCloser(strings.NewReader("content")), nil); err != nil {
+			t.Fatal(err)
+		}
+		page, err := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("dir/")}).NextPage(t.Context())
+		if err != nil || len(page.Segment.BlobItems) != 1 || *page.Segment.BlobItems[0].Name != "dir/file.txt" {
+			t.Fatalf("listing dir/: %v, %v", page.Segment.BlobItems, err)
+		}
+		dev := auth.DevelopmentAccount()
+		cred, err := azblob.NewSharedKeyCredential(dev.Name, base64.StdEncoding.EncodeToString(dev.Keys[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := sas.BlobSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour),
+			Permissions: (&sas.BlobPermissions{Read: true}).String(), ContainerName: "slashes", BlobName: "dir/file.txt"}.SignWithSharedKey(cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{`/slashes/dir%5Cfile.txt`, `/slashes/dir/file.txt`} {
+			resp, err := http.Get(e.url + path + "?" + q.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(body) != "content" {
+				t.Errorf("GET %s with the SAS: %d %s %q", path, resp.StatusCode, resp.Header.Get("x-ms-error-code"), body)
+			}
 		}
 	})
 }

@@ -27,7 +27,15 @@ func parsePath(rq *request) error {
 	if rq.blob, err = url.PathUnescape(name); err != nil {
 		return azerr.Newf(azerr.InvalidURI, "The requested URI does not represent any resource on the server: %q is not a valid path.", rq.Path)
 	}
+	rq.blob = blobName(rq.blob)
 	return nil
+}
+
+// blobName is the name a blob path's decoded segments give: Azure turns a backslash, escaped
+// or not, into a slash (the JS SDK's special naming tests list such a blob by its name with
+// slashes, and sign its SAS over that name).
+func blobName(decoded string) string {
+	return strings.ReplaceAll(decoded, `\`, "/")
 }
 
 // rootContainer is the container a path of one segment addresses, when it is not a

@@ -95,7 +95,9 @@ func (s *Server) serveAddressed(rq *request) error {
 	if err := parsePath(rq); err != nil {
 		return err
 	}
-	grant, err := s.auth.Authenticate(rq.ctx, rq.AuthRequest(auth.Blob))
+	ar := rq.AuthRequest(auth.Blob)
+	ar.Path = blobName(ar.Path)
+	grant, err := s.auth.Authenticate(rq.ctx, ar)
 	if err != nil {
 		return err
 	}
