@@ -58,6 +58,19 @@ func (s *Server) listBlobs(rq *request) error {
 	return rq.writeXML(http.StatusOK, w.Bytes())
 }
 
+// writeUncommittedProperties writes the few properties a blob of uncommitted blocks alone has:
+// no times, ETag or content properties (the REST reference's List Blobs; the JS SDK's live
+// test sees no Content-MD5).
+func writeUncommittedProperties(w *xmlWriter, b *blob.Blob) {
+	w.elem("Content-Length", strconv.FormatInt(b.Size, 10))
+	w.elem("BlobType", string(b.Type))
+	w.elem("AccessTier", b.AccessTier)
+	w.elem("AccessTierInferred", "true")
+	w.elem("LeaseStatus", b.Lease.Status)
+	w.elem("LeaseState", string(b.Lease.State))
+	w.elem("ServerEncrypted", "true")
+}
+
 // writeListedBlob writes one <Blob> of a listing, its properties in the real order.
 func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 	w.open("Blob")
@@ -71,6 +84,13 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 		w.elem("IsCurrentVersion", "true")
 	}
 	w.open("Properties")
+	if b.Uncommitted {
+		writeUncommittedProperties(w, b)
+		w.close("Properties")
+		w.WriteString("<OrMetadata />")
+		w.close("Blob")
+		return
+	}
 	w.elem("Creation-Time", b.Created.Format(http.TimeFormat))
 	w.elem("Last-Modified", b.LastModified.Format(http.TimeFormat))
 	w.elem("Etag", b.ETag.Unquoted())

@@ -213,5 +213,18 @@ func TestRawListBlobsDocument(t *testing.T) {
 		if strings.Contains(doc, "<LeaseStatus>") {
 			t.Errorf("a deleted blob has a lease status:\n%s", doc)
 		}
+
+		// A blob of uncommitted blocks alone: no times, ETag or content properties.
+		if resp := r.do("PUT", "/ctr/staged?comp=block&blockid=AAAA", nil, strings.NewReader("12345")); resp.StatusCode != 201 {
+			t.Fatalf("put block: %d", resp.StatusCode)
+		}
+		resp = r.do("GET", "/ctr?restype=container&comp=list&include=uncommittedblobs&prefix=staged", nil, nil)
+		body, _ = io.ReadAll(resp.Body)
+		want = "<Blob><Name>staged</Name><Properties><Content-Length>0</Content-Length><BlobType>BlockBlob</BlobType><AccessTier>Hot</AccessTier>" +
+			"<AccessTierInferred>true</AccessTierInferred><LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>" +
+			"<ServerEncrypted>true</ServerEncrypted></Properties><OrMetadata /></Blob>"
+		if !strings.Contains(string(body), want) {
+			t.Errorf("uncommitted blob listed as\n%s\nwant\n%s", body, want)
+		}
 	})
 }
