@@ -325,8 +325,9 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if sent || strings.EqualFold(h.Get("x-ms-copy-source-blob-properties"), "false") {
-		o.Properties = &props
+	keepSource := !strings.EqualFold(h.Get("x-ms-copy-source-blob-properties"), "false")
+	if sent || !keepSource {
+		o.Properties, o.KeepSourceProperties = &props, keepSource
 	}
 	key, err := withCustomerKey(h, &o.Conditions, true)
 	if err != nil {

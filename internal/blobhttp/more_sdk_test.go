@@ -423,3 +423,46 @@ func TestSDKSASAndAnonymousAccess(t *testing.T) {
 		r.Body.Close()
 	})
 }
+
+// Put Blob From URL with some content headers: those sent replace the source's, the others
+// are the source's (the JS SDK's live "set some of the properties on the request"); with
+// x-ms-copy-source-blob-properties: false only those sent are kept.
+func TestSDKPutBlobFromURLMergesContentHeaders(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		c := e.container("merge")
+		src := c.NewBlockBlobClient("src")
+		_, err := src.Upload(ctx, streaming.NopCloser(strings.NewReader("hello")), &blockblob.UploadOptions{HTTPHeaders: &blob.HTTPHeaders{
+			BlobCacheControl: to.Ptr("no-cache"), BlobContentDisposition: to.Ptr("inline"), BlobContentEncoding: to.Ptr("identity"),
+			BlobContentLanguage: to.Ptr("fr"), BlobContentType: to.Ptr("text/plain")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := &blob.HTTPHeaders{BlobContentLanguage: to.Ptr("en"), BlobContentType: to.Ptr("text/x-greeting")}
+		for _, tc := range []struct {
+			keep bool
+			want string
+		}{
+			{true, "no-cache|inline|identity|en|text/x-greeting"},
+			{false, "|||en|text/x-greeting"},
+		} {
+			dst := c.NewBlockBlobClient(fmt.Sprint("dst-", tc.keep))
+			if _, err := dst.UploadBlobFromURL(ctx, readableURL(t, src.BlobClient()), &blockblob.UploadBlobFromURLOptions{HTTPHeaders: sent, CopySourceBlobProperties: to.Ptr(tc.keep)}); err != nil {
+				t.Fatal(err)
+			}
+			p, err := dst.GetProperties(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			str := func(s *string) string {
+				if s == nil {
+					return ""
+				}
+				return *s
+			}
+			if got := strings.Join([]string{str(p.CacheControl), str(p.ContentDisposition), str(p.ContentEncoding), str(p.ContentLanguage), str(p.ContentType)}, "|"); got != tc.want {
+				t.Errorf("copy-source-blob-properties %v: %s, want %s", tc.keep, got, tc.want)
+			}
+		}
+	})
+}
