@@ -140,8 +140,9 @@ func (s *Service) keepReplaced(ctx context.Context, st *blobState, next *blobRec
 
 // UndeleteBlob restores a soft-deleted blob and its soft-deleted snapshots and previous
 // versions, or those of a live blob, within their retention (Undelete Blob). A live blob
-// without any is left as it is; a name with neither a blob nor a soft-deleted snapshot or
-// version is 404 BlobNotFound.
+// without any is left as it is, and so is a deleted blob that has previous versions (the
+// JS SDK's live undelete test, on a versioned account); a name with neither a blob nor a
+// soft-deleted snapshot or a version is 404 BlobNotFound.
 func (s *Service) UndeleteBlob(ctx context.Context, p Path) error {
 	if err := notSnapshot(p); err != nil {
 		return err
@@ -168,6 +169,11 @@ func (s *Service) UndeleteBlob(ctx context.Context, p Path) error {
 		}
 		err = s.store.Scan(ctx, historyRange(st.space, p.Name), func(rec store.Record) (bool, error) {
 			snap, err := decodeBlob(&rec)
+			if err == nil && snap.Deleted == 0 && isVersionRow(rec.Key.Row) {
+				// A deleted blob of a versioned account lives on as its versions:
+				// there is nothing to restore, and nothing missing either.
+				found = true
+			}
 			if err != nil || !snap.retained(now) {
 				return err == nil, err
 			}

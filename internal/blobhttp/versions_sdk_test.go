@@ -316,6 +316,16 @@ func TestSDKVersioningWithSoftDelete(t *testing.T) {
 		if got := fmt.Sprint(versionListing(t, c, container.ListBlobsInclude{Versions: true})); strings.Contains(got, "current") || strings.Count(got, "@v") != 6 {
 			t.Fatalf("after deleting the blob: %s", got)
 		}
+		// Undelete Blob then has nothing to restore, and is not refused (the JS SDK's live
+		// undelete test); a name that never was is.
+		if _, err := ab.Undelete(ctx, nil); err != nil {
+			t.Fatalf("Undelete of a blob kept as its versions: %v", err)
+		}
+		if got := fmt.Sprint(versionListing(t, c, container.ListBlobsInclude{Versions: true})); strings.Contains(got, "current") || strings.Count(got, "@v") != 6 {
+			t.Fatalf("after Undelete: %s", got)
+		}
+		_, err = c.NewBlobClient("never").Undelete(ctx, nil)
+		wantStatus(t, err, 404, "BlobNotFound")
 	})
 }
 
