@@ -80,6 +80,7 @@ func TestUploadChecksumMismatchIsRefused(t *testing.T) {
 		{"wrong Content-MD5", []byte("hello world"), Checksums{MD5: wrongMD5[:]}, ContentProperties{}, 400, azerr.MD5Mismatch},
 		{"wrong Content-MD5 of a large body", big, Checksums{MD5: wrongMD5[:]}, ContentProperties{}, 400, azerr.MD5Mismatch},
 		{"wrong CRC-64", []byte("hello world"), Checksums{CRC64: []byte("12345678")}, ContentProperties{}, 400, azerr.CRC64Mismatch},
+		{"CRC-64 of 16 bytes", []byte("hello world"), Checksums{CRC64: []byte("1234567812345678")}, ContentProperties{}, 400, azerr.CRC64Mismatch},
 		{"MD5 of 15 bytes", []byte("hello world"), Checksums{MD5: wrongMD5[:15]}, ContentProperties{}, 400, azerr.InvalidMD5},
 		{"both checksums", []byte("hello world"), Checksums{MD5: wrongMD5[:], CRC64: []byte("12345678")}, ContentProperties{}, 400, azerr.InvalidHeaderValue},
 		{"wrong x-ms-blob-content-md5", big, Checksums{MD5: bigMD5[:]}, ContentProperties{ContentMD5: wrongMD5[:]}, 400, azerr.MD5Mismatch},

@@ -28,13 +28,14 @@ type Checksums struct {
 var crc64Table = crc64.MakeTable(0x9A6C9329AC4BC9B5)
 
 // validate checks the shape of sent checksums: 400 InvalidMd5 for an MD5 that is not 16
-// bytes, InvalidHeaderValue for a CRC-64 that is not 8, or for both at once.
+// bytes, Crc64Mismatch for a CRC-64 that is not 8 (no body's can match it: the JS SDK's live
+// checksum tests send 16 bytes and expect that code), InvalidHeaderValue for both at once.
 func (c Checksums) validate() error {
 	if c.MD5 != nil && len(c.MD5) != md5.Size {
 		return azerr.New(azerr.InvalidMD5)
 	}
 	if c.CRC64 != nil && len(c.CRC64) != 8 {
-		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-content-crc64 must be 8 bytes, base64-encoded.")
+		return azerr.Newf(azerr.CRC64Mismatch, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server: x-ms-content-crc64 has %d bytes, not 8.", len(c.CRC64))
 	}
 	if c.MD5 != nil && c.CRC64 != nil {
 		return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. Content-MD5 and x-ms-content-crc64 cannot both be given.")
