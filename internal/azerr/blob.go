@@ -33,6 +33,7 @@ const (
 	InfiniteLeaseDurationRequired               Code = "InfiniteLeaseDurationRequired"
 	ConditionNotMet                             Code = "ConditionNotMet"
 	SourceConditionNotMet                       Code = "SourceConditionNotMet"
+	TargetConditionNotMet                       Code = "TargetConditionNotMet"
 	AppendPositionConditionNotMet               Code = "AppendPositionConditionNotMet"
 	MaxBlobSizeConditionNotMet                  Code = "MaxBlobSizeConditionNotMet"
 	SequenceNumberConditionNotMet               Code = "SequenceNumberConditionNotMet"
@@ -111,6 +112,7 @@ var blobDefaults = map[Code]defaultOf{
 	InfiniteLeaseDurationRequired:               {412, "The lease ID matched, but the specified lease must be an infinite-duration lease."},
 	ConditionNotMet:                             {412, "The condition specified using HTTP conditional header(s) is not met."},
 	SourceConditionNotMet:                       {412, "The source condition specified using HTTP conditional header(s) is not met."},
+	TargetConditionNotMet:                       {412, "The target condition specified using HTTP conditional header(s) is not met."},
 	AppendPositionConditionNotMet:               {412, "The append position condition specified was not met."},
 	MaxBlobSizeConditionNotMet:                  {412, "The max blob size condition specified was not met."},
 	SequenceNumberConditionNotMet:               {412, "The sequence number condition specified was not met."},

@@ -71,8 +71,35 @@ func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions
 			return blobState{}, e
 		}
 	}
-	err = o.Conditions.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, modify, azerr.SourceConditionNotMet)
+	// x-ms-source-if-tags unmet is ConditionNotMet, as the JS SDK's live conditional tags
+	// test sees Azure answer; the other source conditions are SourceConditionNotMet.
+	if err := o.Conditions.checkTags(st.b.Tags); err != nil {
+		return blobState{}, err
+	}
+	tagless := o.Conditions
+	tagless.IfTags = ""
+	err = tagless.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), nil, modify, azerr.SourceConditionNotMet)
 	return st, err
+}
+
+// checkCopyDestination applies a copy's destination lease and conditions: unmet ETag and time
+// conditions are 412 TargetConditionNotMet (azblob's TestBlobStartCopyDestIfModifiedSinceFalse,
+// the JS SDK's live Put Blob From URL test), an unmet x-ms-if-tags ConditionNotMet (the JS
+// SDK's live conditional tags tests).
+func (s *Service) checkCopyDestination(st *blobState, leaseID string, cond Conditions, now time.Time) error {
+	var tags Tags
+	if st.exists() {
+		tags = st.b.Tags
+	}
+	if err := cond.checkTags(tags); err != nil {
+		return err
+	}
+	cond.IfTags = ""
+	err := s.checkWriteAccess(st, leaseID, cond, create, now)
+	if err != nil && azerr.As(err).Code == azerr.ConditionNotMet {
+		return azerr.New(azerr.TargetConditionNotMet)
+	}
+	return err
 }
 
 // CopyOptions is one Copy Blob request besides its source.
@@ -183,7 +210,7 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 			return nil, err
 		}
 		now := s.Now()
-		if err := s.checkWriteAccess(&st, leaseID, cond, create, now); err != nil {
+		if err := s.checkCopyDestination(&st, leaseID, cond, now); err != nil {
 			return nil, err
 		}
 		var b batch

@@ -466,3 +466,36 @@ func TestSDKPutBlobFromURLMergesContentHeaders(t *testing.T) {
 		}
 	})
 }
+
+// The codes of unmet copy conditions: the destination's ETag conditions are
+// TargetConditionNotMet, tag conditions on either side ConditionNotMet, the source's ETag
+// conditions SourceConditionNotMet (the JS SDK's live conditional tests, azblob's
+// TestBlobStartCopyDestIfModifiedSinceFalse).
+func TestSDKCopyConditionCodes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		c := e.container("conds")
+		src := c.NewBlockBlobClient("src")
+		if _, err := src.Upload(ctx, streaming.NopCloser(strings.NewReader("hello")), &blockblob.UploadOptions{Tags: map[string]string{"t": "v"}}); err != nil {
+			t.Fatal(err)
+		}
+		dst := c.NewBlockBlobClient("dst")
+		if _, err := dst.Upload(ctx, streaming.NopCloser(strings.NewReader("old")), nil); err != nil {
+			t.Fatal(err)
+		}
+		stale := &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag(`"0x1"`))}}
+		_, err := dst.UploadBlobFromURL(ctx, readableURL(t, src.BlobClient()), &blockblob.UploadBlobFromURLOptions{AccessConditions: stale})
+		wantStatus(t, err, 412, "TargetConditionNotMet")
+		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: stale})
+		wantStatus(t, err, 412, "TargetConditionNotMet")
+		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: to.Ptr("t = 'v'")}}})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfTags: to.Ptr("t = 'other'")}})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfMatch: to.Ptr(azcore.ETag(`"0x1"`))}})
+		wantStatus(t, err, 412, "SourceConditionNotMet")
+		if _, err := dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfTags: to.Ptr("t = 'v'")}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
