@@ -99,6 +99,7 @@ type config struct {
 	rehydrateAfter   time.Duration
 	blobVersioning   string // "", "all" or account names
 	premiumAccounts  string // "", "all" or account names
+	blobImmutability string // "", "all", account names or account/container names
 	containerDays    string // container soft delete: "", N (days, every account) or NAME:N,...
 	accounts         string
 	consoleAddr      string
@@ -138,6 +139,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.accounts, "accounts", envOr("TABULA_ACCOUNTS", ""), "`NAME:KEY[:KEY2][,NAME:KEY...]` accounts to host instead of devstoreaccount1; keys are base64 (env TABULA_ACCOUNTS)")
 	fs.StringVar(&c.blobVersioning, "blob-versioning", envOr("TABULA_BLOB_VERSIONING", ""), "`all|NAME[,NAME...]`: accounts whose blobs keep previous versions when overwritten or deleted (blob versioning, an account setting on Azure); none when empty (env TABULA_BLOB_VERSIONING)")
 	fs.StringVar(&c.containerDays, "container-soft-delete", envOr("TABULA_CONTAINER_SOFT_DELETE", ""), "`DAYS|NAME:DAYS[,NAME:DAYS...]`: how long every account, or each account named, keeps its deleted containers, restorable (container soft delete, an account setting on Azure: 1 to 365 days); off when empty (env TABULA_CONTAINER_SOFT_DELETE)")
+	fs.StringVar(&c.blobImmutability, "blob-immutability", envOr("TABULA_BLOB_IMMUTABILITY", ""), "`all|NAME[/CONTAINER][,...]`: accounts, or single containers, with immutable storage with versioning, whose blob versions take immutability policies and legal holds (a management-plane setting on Azure); their accounts must keep versions (--blob-versioning); none when empty (env TABULA_BLOB_IMMUTABILITY)")
 	fs.StringVar(&c.premiumAccounts, "premium-accounts", envOr("TABULA_PREMIUM_ACCOUNTS", ""), "`all|NAME[,NAME...]`: accounts of the premium performance tier, whose page blobs have disk tiers P4 to P80 (chosen when an account is made on Azure); none when empty (env TABULA_PREMIUM_ACCOUNTS)")
 	fs.StringVar(&c.consoleAddr, "console-addr", envOr("TABULA_CONSOLE_ADDR", "127.0.0.1:10003"), "`HOST:PORT` of the console: the web console at /, /metrics (Prometheus), /healthz, /readyz, /insights, /admin/faults, /debug/pprof/; off when empty (env TABULA_CONSOLE_ADDR)")
 	fs.StringVar(&c.certFile, "cert", envOr("TABULA_CERT", ""), "`FILE`: serve HTTPS beside HTTP with this PEM certificate chain (with --key; env TABULA_CERT)")
@@ -240,6 +242,39 @@ func accountsOf(flagName, spec string, hosted []auth.Account) (func(account stri
 		on[name] = true
 	}
 	return func(account string) bool { return on[account] }, nil
+}
+
+// immutabilityOf reads --blob-immutability: all hosted accounts, or accounts and single
+// containers (NAME/CONTAINER), each of an account that keeps versions, as Azure requires.
+func immutabilityOf(spec string, hosted []auth.Account, versioning func(string) bool) (func(account, container string) bool, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	versioned := func(account string) bool { return versioning != nil && versioning(account) }
+	if spec == "all" {
+		for _, a := range hosted {
+			if !versioned(a.Name) {
+				return nil, fmt.Errorf("--blob-immutability: account %q does not keep versions (--blob-versioning), which immutable storage needs", a.Name)
+			}
+		}
+		return func(string, string) bool { return true }, nil
+	}
+	accounts, containers := map[string]bool{}, map[string]bool{}
+	for _, item := range strings.Split(spec, ",") {
+		name, container, one := strings.Cut(item, "/")
+		if !slices.ContainsFunc(hosted, func(a auth.Account) bool { return a.Name == name }) {
+			return nil, fmt.Errorf("--blob-immutability: %q is not a hosted account (give all, NAME or NAME/CONTAINER, with names from --accounts)", name)
+		}
+		if !versioned(name) {
+			return nil, fmt.Errorf("--blob-immutability: account %q does not keep versions (--blob-versioning), which immutable storage needs", name)
+		}
+		if one {
+			containers[name+"/"+container] = true
+		} else {
+			accounts[name] = true
+		}
+	}
+	return func(account, container string) bool { return accounts[account] || containers[account+"/"+container] }, nil
 }
 
 // containerRetentionOf reads --container-soft-delete: days for every hosted account, or
@@ -389,6 +424,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	immutable, err := immutabilityOf(c.blobImmutability, accounts, versioning)
+	if err != nil {
+		return err
+	}
 	st, where, err := openStore(ctx, c)
 	if err != nil {
 		return err
@@ -444,6 +483,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	blobs.Versioning = versioning
 	blobs.ContainerRetention = containerRetention
 	blobs.Premium = premium
+	blobs.Immutable = immutable
 	queues := queue.New(st, queue.Options{})
 	// The services, in the order of their ports; each is named in the connection string by
 	// its endpoint keyword.

@@ -115,6 +115,9 @@ func (s *Service) checkAppend(st *blobState, o *AppendBlockOptions, now time.Tim
 	if err := s.checkWriteAccess(st, o.LeaseID, o.Conditions, modify, now); err != nil {
 		return err
 	}
+	if err := st.b.checkMutable(now); err != nil {
+		return err
+	}
 	if st.b.Sealed {
 		return azerr.New(azerr.BlobIsSealed)
 	}

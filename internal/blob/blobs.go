@@ -110,6 +110,10 @@ type Blob struct {
 	Deleted                bool
 	DeletedTime            time.Time
 	RemainingRetentionDays int
+	// Immutability is the version's immutability policy, nil for none; LegalHold its legal
+	// hold, nil when none was ever set (immutability.go).
+	Immutability *ImmutabilityPolicy
+	LegalHold    *bool
 }
 
 // blobRecord is a blob or snapshot as stored: JSON, then the inline bytes (data) if any.
@@ -154,6 +158,10 @@ type blobRecord struct {
 	// (softdelete.go).
 	Deleted int64 `json:"deleted,omitempty"`
 	Expires int64 `json:"expires,omitempty"`
+	// Immutability and LegalHold protect this version (immutability.go); LegalHold is nil
+	// until a hold is first set or cleared.
+	Immutability *immutabilityPolicy `json:"imm,omitempty"`
+	LegalHold    *bool               `json:"hold,omitempty"`
 
 	data []byte
 }
@@ -251,6 +259,11 @@ func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
 	if b.Type == AppendBlob {
 		out.CommittedBlockCount = b.Blocks
 	}
+	if b.Immutability != nil {
+		policy := b.Immutability.public()
+		out.Immutability = &policy
+	}
+	out.LegalHold = b.LegalHold
 	if inc := b.Incremental; inc != nil {
 		out.IncrementalCopy, out.CopyDestinationSnapshot = true, inc.Destination
 	}
@@ -539,6 +552,9 @@ func (s *Service) changeBlob(ctx context.Context, p Path, leaseID string, cond C
 			return nil, azerr.New(azerr.BlobArchived)
 		}
 		if err := notIncrementalBase(&st); err != nil {
+			return nil, err
+		}
+		if err := st.b.checkMutable(now); err != nil {
 			return nil, err
 		}
 		var b batch

@@ -227,6 +227,8 @@ type CommitBlockListOptions struct {
 	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
 	// ses), "" for none: the container's default then applies (scopes.go).
 	EncryptionScope string
+	// Protection is the immutability policy and legal hold the new version takes.
+	Protection Protection
 }
 
 // committedBlock is a block of a blob's committed list: its id and pieces.
@@ -306,7 +308,7 @@ func (s *Service) PutBlockList(ctx context.Context, p Path, list []BlockListEntr
 			Blocks:      len(blocks),
 			KeySHA:      o.Conditions.customerKey(),
 		}
-		if err := s.keepReplaced(ctx, &st, &next, now, &b); err != nil {
+		if err := s.keepReplaced(ctx, p, &st, &next, o.Protection, now, &b); err != nil {
 			return nil, err
 		}
 		if st.exists() {

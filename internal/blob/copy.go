@@ -125,6 +125,9 @@ type CopyOptions struct {
 	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
 	// ses), "" for none: the container's default then applies (scopes.go).
 	EncryptionScope string
+	// Protection is the immutability policy and legal hold the copy takes; the source's
+	// are not copied.
+	Protection Protection
 }
 
 // CopyBlob copies src (a blob or snapshot of dst's account) over dst: type, bytes, content
@@ -147,7 +150,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 	if err != nil {
 		return Blob{}, err
 	}
-	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
+	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if o.SourceMD5 != nil {
 			if err := s.checkSourceMD5(ctx, &srcSt.b, 0, srcSt.b.Size, o.SourceMD5); err != nil {
 				return blobRecord{}, err
@@ -196,7 +199,7 @@ func canonicalTier(tier string) (string, error) {
 // copyInto replaces dst with what build makes of the source (build sees the destination as
 // read, st), as Put Blob replaces a blob; then, when not nil, adds what else the copy writes
 // once next is final.
-func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions, leaseID string, cond Conditions, scope string,
+func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions, leaseID string, cond Conditions, scope string, pr Protection,
 	then func(st *blobState, next *blobRecord, b *batch) error,
 	build func(ctx context.Context, srcSt, st *blobState, b *batch, now time.Time) (blobRecord, error)) (Blob, error) {
 	var out Blob
@@ -228,7 +231,7 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 		if next.Scope, err = st.scopeFor(scope); err != nil {
 			return nil, err
 		}
-		if err := s.keepReplaced(ctx, &st, &next, now, &b); err != nil {
+		if err := s.keepReplaced(ctx, dst, &st, &next, pr, now, &b); err != nil {
 			return nil, err
 		}
 		if st.exists() {
@@ -301,6 +304,9 @@ type PutBlobFromURLOptions struct {
 	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
 	// ses), "" for none: the container's default then applies (scopes.go).
 	EncryptionScope string
+	// Protection is the immutability policy and legal hold the copy takes; the source's
+	// are not copied.
+	Protection Protection
 }
 
 // PutBlobFromURL replaces dst with a block blob holding the bytes of src (a blob or snapshot
@@ -318,7 +324,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 	if o.SourceMD5 != nil && len(o.SourceMD5) != md5.Size {
 		return Blob{}, azerr.New(azerr.InvalidMD5)
 	}
-	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
+	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if srcSt.b.Size > MaxPutBlobSize {
 			return blobRecord{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The copy source has %d bytes; Put Blob From URL takes at most %d.", srcSt.b.Size, int64(MaxPutBlobSize))
 		}

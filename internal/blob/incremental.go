@@ -95,5 +95,5 @@ func (s *Service) IncrementalCopy(ctx context.Context, dst, src Path, o Incremen
 		b.add(m...)
 		return err
 	}
-	return s.copyInto(ctx, dst, src, SourceOptions{Fetched: true}, "", o.Conditions, "", then, build)
+	return s.copyInto(ctx, dst, src, SourceOptions{Fetched: true}, "", o.Conditions, "", Protection{}, then, build)
 }

@@ -46,6 +46,9 @@ func (s *Service) checkPageWrite(st *blobState, r ByteRange, o *PageWriteOptions
 	if err := s.checkWriteAccess(st, o.LeaseID, o.Conditions, modify, now); err != nil {
 		return err
 	}
+	if err := st.b.checkMutable(now); err != nil {
+		return err
+	}
 	seq := st.b.Sequence
 	if o.IfSequenceNumberLE != nil && !(seq <= *o.IfSequenceNumberLE) ||
 		o.IfSequenceNumberLT != nil && !(seq < *o.IfSequenceNumberLT) ||

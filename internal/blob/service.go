@@ -106,6 +106,11 @@ type Service struct {
 	// for none. Every front-end over one store must be given the same.
 	Versioning func(account string) bool
 
+	// Immutable tells the containers with immutable storage with versioning, whose blob
+	// versions take immutability policies and legal holds (immutability.go); nil for none.
+	// Their accounts must keep versions.
+	Immutable func(account, container string) bool
+
 	// Premium tells the premium accounts, whose page blobs have disk tiers (premium.go); nil
 	// for none.
 	Premium func(account string) bool

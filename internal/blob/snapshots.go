@@ -127,7 +127,8 @@ func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID
 		if err != nil {
 			return nil, err
 		}
-		snap.Lease, snap.Version = lease{}, ""
+		// A snapshot starts unprotected: policies and holds are each version's own.
+		snap.Lease, snap.Version, snap.Immutability, snap.LegalHold = lease{}, "", nil, nil
 		if md != nil {
 			snap.Metadata = md
 		}
@@ -212,6 +213,9 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 		version := s.nextTicks(0)
 		// drop deletes the record read as st: soft, or for good.
 		drop := func(st *blobState) error {
+			if err := st.b.checkMutable(now); err != nil {
+				return err
+			}
 			if retention.Enabled && st.b.Deleted == 0 {
 				b.add(softDelete(&st.b, st.key, now, retention.Days))
 				m, err := s.put(st, &st.b)
@@ -247,6 +251,13 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 		}
 		if err := cond.checkTierTime(st.public(p, now).AccessTierChanged); err != nil {
 			return nil, err
+		}
+		if snapshots != OnlySnapshots {
+			// Even where it would live on as a previous version (azblob's recorded
+			// TestSetImmutabilityPolicy deletes a protected blob of a versioned account).
+			if err := st.b.checkMutable(now); err != nil {
+				return nil, err
+			}
 		}
 		err = s.store.Scan(ctx, snapshotRange(st.space, p.Name), func(rec store.Record) (bool, error) {
 			snap, err := decodeBlob(&rec)

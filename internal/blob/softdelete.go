@@ -96,12 +96,21 @@ func forgetExpiry(b *blobRecord, key store.Key) store.Mutation {
 // versioned account a previous version of it (versions.go), which also gives next its
 // version id; else a soft-deleted snapshot of it (see above), or its content handed to the
 // collector.
-func (s *Service) keepReplaced(ctx context.Context, st *blobState, next *blobRecord, now time.Time, out *batch) error {
+func (s *Service) keepReplaced(ctx context.Context, p Path, st *blobState, next *blobRecord, pr Protection, now time.Time, out *batch) error {
+	if err := s.protect(p, next, pr, now); err != nil {
+		return err
+	}
 	next.Version = ""
 	if s.versioned(st.account) {
 		next.Version = s.newVersionID()
 		if st.exists() {
 			return s.keepAsVersion(st, st.b, out)
+		}
+	}
+	if st.exists() {
+		// Without versions, nothing would keep a protected blob replaced.
+		if err := st.b.checkMutable(now); err != nil {
+			return err
 		}
 	}
 	if st.rec == nil {

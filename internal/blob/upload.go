@@ -209,6 +209,8 @@ type PutBlobOptions struct {
 	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
 	// ses), "" for none: the container's default then applies (scopes.go).
 	EncryptionScope string
+	// Protection is the immutability policy and legal hold the new version takes.
+	Protection Protection
 }
 
 // PutBlob creates or replaces a blob with the size bytes of body (a block blob) or empty (a
@@ -271,7 +273,7 @@ func (s *Service) PutBlob(ctx context.Context, p Path, body io.Reader, size int6
 			Created:     now.UnixNano(),
 			KeySHA:      o.Conditions.customerKey(),
 		}
-		if err := s.keepReplaced(ctx, &st, &next, now, &b); err != nil {
+		if err := s.keepReplaced(ctx, p, &st, &next, o.Protection, now, &b); err != nil {
 			return nil, err
 		}
 		if st.exists() {

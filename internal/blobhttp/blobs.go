@@ -50,6 +50,9 @@ func (s *Server) putBlob(rq *request) error {
 	if o.Tags, err = tags(h); err != nil {
 		return err
 	}
+	if o.Protection, err = protection(h); err != nil {
+		return err
+	}
 	if o.Checksums, err = checksums(h); err != nil {
 		return err
 	}
@@ -254,6 +257,9 @@ func (s *Server) copyBlob(rq *request) error {
 	if o.Tags, err = tags(h); err != nil {
 		return err
 	}
+	if o.Protection, err = protection(h); err != nil {
+		return err
+	}
 	if v := h.Get("x-ms-seal-blob"); v != "" {
 		seal, err := strconv.ParseBool(v)
 		if err != nil {
@@ -319,6 +325,9 @@ func (s *Server) putBlobFromURL(rq *request) error {
 		return err
 	}
 	if o.Tags, err = tags(h); err != nil {
+		return err
+	}
+	if o.Protection, err = protection(h); err != nil {
 		return err
 	}
 	props, sent, err := blobProperties(h, false)

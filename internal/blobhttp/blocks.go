@@ -147,6 +147,9 @@ func (s *Server) putBlockList(rq *request) error {
 	if o.Tags, err = tags(h); err != nil {
 		return err
 	}
+	if o.Protection, err = protection(h); err != nil {
+		return err
+	}
 	b, err := s.svc.PutBlockList(rq.ctx, rq.path(), list, o)
 	if err != nil {
 		return err

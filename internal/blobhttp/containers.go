@@ -153,7 +153,7 @@ func (s *Server) listContainers(rq *request) error {
 			w.elem("DenyEncryptionScopeOverride", strconv.FormatBool(c.Scope.DenyOverride))
 			w.elem("HasImmutabilityPolicy", "false")
 			w.elem("HasLegalHold", "false")
-			w.elem("ImmutableStorageWithVersioningEnabled", "false")
+			w.elem("ImmutableStorageWithVersioningEnabled", strconv.FormatBool(s.svc.ImmutableStorageWithVersioning(rq.Account, c.Name)))
 			if c.Deleted {
 				w.elem("DeletedTime", c.DeletedTime.Format(http.TimeFormat))
 				w.elem("RemainingRetentionDays", strconv.Itoa(c.RemainingRetentionDays))
@@ -218,6 +218,7 @@ func (s *Server) getContainerProperties(rq *request) error {
 		}
 		h["x-ms-has-immutability-policy"] = []string{"false"}
 		h["x-ms-has-legal-hold"] = []string{"false"}
+		h["x-ms-immutable-storage-with-versioning-enabled"] = []string{strconv.FormatBool(s.svc.ImmutableStorageWithVersioning(rq.Account, rq.container))}
 		h["x-ms-default-encryption-scope"] = []string{defaultScope(c.Scope)}
 		h["x-ms-deny-encryption-scope-override"] = []string{strconv.FormatBool(c.Scope.DenyOverride)}
 	}

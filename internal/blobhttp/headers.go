@@ -337,6 +337,7 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 	if len(b.Tags) > 0 {
 		h["x-ms-tag-count"] = v.one(strconv.Itoa(len(b.Tags)))
 	}
+	answerProtection(h, b)
 	if b.AccessTier != "" {
 		h["x-ms-access-tier"] = v.one(b.AccessTier)
 		if b.AccessTierInferred {

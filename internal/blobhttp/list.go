@@ -156,6 +156,7 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 	if b.Type == blob.AppendBlob {
 		w.elem("Sealed", strconv.FormatBool(b.Sealed))
 	}
+	writeProtection(w, b, inc)
 	w.close("Properties")
 	if inc["metadata"] {
 		w.metadata(b.Metadata)

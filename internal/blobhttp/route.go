@@ -239,6 +239,17 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 		if method == http.MethodPut {
 			return s.run(rq, auth.OpSetBlobTier, s.setBlobTier)
 		}
+	case "immutabilityPolicies":
+		switch method {
+		case http.MethodPut:
+			return s.run(rq, auth.OpSetImmutabilityPolicy, s.setImmutabilityPolicy)
+		case http.MethodDelete:
+			return s.run(rq, auth.OpDeleteImmutabilityPolicy, s.deleteImmutabilityPolicy)
+		}
+	case "legalhold":
+		if method == http.MethodPut {
+			return s.run(rq, auth.OpSetLegalHold, s.setLegalHold)
+		}
 	case "tags":
 		switch method {
 		case http.MethodGet:

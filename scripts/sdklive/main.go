@@ -284,8 +284,11 @@ func startTabula(repo, out string, store []string, p pki, ports []string) *exec.
 		"--accounts", strings.Join(accounts, ","), "--table-addr", ports[0], "--blob-addr", ports[1], "--queue-addr", ports[2],
 		"--console-addr", "", "--request-log", "errors",
 		// The suites' accounts keep blob versions, as their Azure test accounts do, the
-		// soft-delete account keeps deleted containers, and the premium one is premium.
-		"--blob-versioning", "all", "--container-soft-delete", "softdelacct:7", "--premium-accounts", "premiumacct")
+		// soft-delete account keeps deleted containers, and the premium one is premium. A
+		// container named "immutable" has immutable storage with versioning (the JS suite's
+		// immutable container, which its test resources make with the management plane).
+		"--blob-versioning", "all", "--container-soft-delete", "softdelacct:7", "--premium-accounts", "premiumacct",
+		"--blob-immutability", "devstoreaccount1/immutable")
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
