@@ -217,6 +217,14 @@ func TestUncommittedBlocksAreDiscarded(t *testing.T) {
 		if err := e.s.DeleteBlob(e.ctx, path("deleted"), DeleteBlobOnly, "", Conditions{}); err != nil {
 			t.Fatal(err)
 		}
+		// A blob of uncommitted blocks alone is deleted as one.
+		e.stage("uncommitted", "a", body)
+		if err := e.s.DeleteBlob(e.ctx, path("uncommitted"), DeleteBlobOnly, "", Conditions{}); err != nil {
+			t.Fatalf("deleting an uncommitted blob: %v", err)
+		}
+		_, err := e.s.GetBlockList(e.ctx, path("uncommitted"), AllBlocks, "", "")
+		wantCode(t, err, 404, azerr.BlobNotFound)
+		wantCode(t, e.s.DeleteBlob(e.ctx, path("uncommitted"), DeleteBlobOnly, "", Conditions{}), 404, azerr.BlobNotFound)
 		e.stage("expiring", "a", body)
 		e.clock.Advance(6 * 24 * time.Hour)
 		e.stage("expiring", "b", body) // the week counts from the last Put Block
@@ -235,7 +243,7 @@ func TestUncommittedBlocksAreDiscarded(t *testing.T) {
 		}
 		e.clock.Advance(uncommittedBlockExpiry - e.s.Grace)
 		stats := e.collect()
-		_, err := e.s.GetBlockList(e.ctx, path("expiring"), AllBlocks, "", "")
+		_, err = e.s.GetBlockList(e.ctx, path("expiring"), AllBlocks, "", "")
 		wantCode(t, err, 404, azerr.BlobNotFound)
 		if n := len(e.objects()); stats.Expired != 1 || n != 1 {
 			t.Errorf("after a week: %+v, %d objects, want 1", stats, n)

@@ -204,9 +204,25 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 		return err
 	}
 	return s.update(ctx, func() ([]store.Mutation, error) {
-		st, err := s.loadExisting(ctx, p)
+		st, err := s.loadBlob(ctx, p)
 		if err != nil {
 			return nil, err
+		}
+		if !st.exists() {
+			// A blob of uncommitted blocks alone is deleted with them (the JS SDK's live
+			// listing tests delete the uncommitted blobs they list).
+			var b batch
+			if p.Snapshot == "" && p.VersionID == "" && leaseID == "" && cond.IsZero() {
+				srec, staging, err := s.loadStaging(ctx, &st)
+				if err != nil {
+					return nil, err
+				}
+				if srec != nil {
+					s.retireStaging(&st, srec, staging, &b)
+					return b.m, nil
+				}
+			}
+			return nil, azerr.New(azerr.BlobNotFound)
 		}
 		now := s.Now()
 		var b batch
