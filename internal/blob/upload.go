@@ -346,7 +346,7 @@ func (s *Service) validatePut(p Path, size int64, o *PutBlobOptions) error {
 		case !ok || o.Type != BlockBlob:
 			// A tier of another blob type or account kind: the JS SDK's recorded page blob
 			// test (P20 on a standard account) sees this answer.
-			return azerr.Newf(azerr.AccessTierNotSupportedForBlobType, "The access tier is not supported for this blob type: %s is not a tier of a %s of this account.", o.Tier, o.Type)
+			return azerr.Newf(azerr.AccessTierNotSupportedForBlobType, "The access tier is not supported for this blob type. %s is not a tier of a %s of this account.", o.Tier, o.Type)
 		}
 		o.Tier = tier
 	}

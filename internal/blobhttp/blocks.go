@@ -92,6 +92,11 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
+	// As Put Block: the destination's key is checked here, taken by Put Block List.
+	key, err := customerKey(h, "x-ms-", true)
+	if err != nil {
+		return err
+	}
 	if err := s.refuseOverwrite(rq); err != nil {
 		return err
 	}
@@ -108,6 +113,7 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	// The checksums the source range was checked against, as the real service answers
 	// them (azblob's TestStageBlockFromURLWithMD5 and TestStageBlockFromURLWithCRC64).
 	setChecksums(rq.W.Header(), blob.Checksums{MD5: o.SourceMD5, CRC64: o.Source.CRC64}, true)
+	answerCustomerKey(rq.W.Header(), key)
 	answerScope(rq.W.Header(), requestScope(rq))
 	rq.W.Header()["x-ms-request-server-encrypted"] = []string{"true"}
 	return rq.done(http.StatusCreated)

@@ -674,6 +674,12 @@ func TestMoreRecordedAnswers(t *testing.T) {
 		if err != nil || snap.IsServerEncrypted == nil || *snap.IsServerEncrypted {
 			t.Fatalf("Snapshot Blob of a keyed blob: x-ms-request-server-encrypted %v, %v", snap.IsServerEncrypted, err)
 		}
+		// Put Block From URL names the key it stages with, as Put Block does (the JS SDK's
+		// live stageBlockFromURL with CPK).
+		staged, err := c.NewBlockBlobClient("staged").StageBlockFromURL(ctx, blockIDs(1)[0], readableURL(t, src), &blockblob.StageBlockFromURLOptions{CPKInfo: cpk})
+		if err != nil || staged.EncryptionKeySHA256 == nil || *staged.EncryptionKeySHA256 != *cpk.EncryptionKeySHA256 {
+			t.Fatalf("Put Block From URL with a key: %v, %v", staged.EncryptionKeySHA256, err)
+		}
 	})
 }
 
