@@ -342,6 +342,9 @@ func parseLeaseID(s string) ([16]byte, bool) {
 
 func validLeaseID(s string) bool { _, ok := parseLeaseID(s); return ok }
 
+// ValidLeaseID tells a lease id a request may carry: a GUID, hyphenated or bare.
+func ValidLeaseID(s string) bool { return validLeaseID(s) }
+
 // sameLeaseID compares lease ids as GUID values, so that one GUID's bare and hyphenated forms
 // match.
 func sameLeaseID(a, b string) bool {

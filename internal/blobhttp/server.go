@@ -95,6 +95,13 @@ func (s *Server) serveAddressed(rq *request) error {
 	if err := parsePath(rq); err != nil {
 		return err
 	}
+	// A lease id is a GUID on every operation, not only the lease ones (the JS SDK's live
+	// query test sends "invalid" and reads 400).
+	for _, name := range []string{"x-ms-lease-id", "x-ms-source-lease-id"} {
+		if v := rq.R.Header.Get(name); v != "" && !blob.ValidLeaseID(v) {
+			return invalidHeader(name, v, "not a GUID")
+		}
+	}
 	ar := rq.AuthRequest(auth.Blob)
 	ar.Path = blobName(ar.Path)
 	grant, err := s.auth.Authenticate(rq.ctx, ar)
