@@ -66,6 +66,7 @@ var (
 	OpGetBlobMetadata          = publicBlobOp("Get Blob Metadata", "r")
 	OpGetBlockList             = publicBlobOp("Get Block List", "r")
 	OpGetPageRanges            = publicBlobOp("Get Page Ranges", "r")
+	OpQueryBlob                = publicBlobOp("Query Blob Contents", "r")
 	OpReadCopySourceBlob       = blobOp("Read Copy Source", "r") // the source of a copy, by the same credential
 
 	// OpSubmitBatch is a Blob Batch's own request (blob.md §16). Each of its sub-requests is

@@ -239,6 +239,10 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 		if method == http.MethodPut {
 			return s.run(rq, auth.OpSetBlobTier, s.setBlobTier)
 		}
+	case "query":
+		if method == http.MethodPost {
+			return s.run(rq, auth.OpQueryBlob, s.queryBlob)
+		}
 	case "immutabilityPolicies":
 		switch method {
 		case http.MethodPut:

@@ -1,0 +1,525 @@
+// Package blobquery runs Query Blob Contents: a SQL expression over a blob of CSV or JSON
+// records, its results framed as Avro records (data, errors, progress, end) the SDKs read.
+package blobquery
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Format is a side's serialization: Kind "delimited" (CSV) or "json" ("arrow" and "parquet"
+// are refused by Check), and the delimited settings (single characters; "" for none) or the
+// JSON record separator.
+type Format struct {
+	Kind            string
+	ColumnSeparator string
+	FieldQuote      string
+	RecordSeparator string
+	EscapeChar      string
+	HasHeaders      bool
+}
+
+// DefaultFormat is the input a request without InputSerialization gets: comma-separated,
+// double-quoted, newline-ended records without headers.
+var DefaultFormat = Format{Kind: "delimited", ColumnSeparator: ",", FieldQuote: `"`, RecordSeparator: "\n"}
+
+// Check tells why a format cannot be served, nil when it can.
+func (f Format) Check(side string) error {
+	switch f.Kind {
+	case "delimited", "json":
+		return nil
+	case "arrow", "parquet":
+		return fmt.Errorf("%s serialization %s is not served by Tabula (CSV and JSON are)", side, f.Kind)
+	}
+	return fmt.Errorf("%s serialization %q is not delimited, json, arrow or parquet", side, f.Kind)
+}
+
+// progressEvery is how many bytes are scanned between progress records.
+const progressEvery = 4 << 20
+
+// resultChunk is the most data one result record holds.
+const resultChunk = 1 << 20
+
+// Run answers q over the total bytes of body into w: result records, a non-fatal error
+// record for each record a condition could not judge (left out), a fatal one where the input
+// cannot be read further, progress every 4 MiB and at the end, and the end record. It fails
+// only when writing fails.
+func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) error {
+	aw, err := newAvroWriter(w)
+	if err != nil {
+		return err
+	}
+	counted := &countingReader{r: body}
+	src := bufio.NewReaderSize(counted, 64<<10)
+	var records recordReader
+	if in.Kind == "json" {
+		records = &jsonReader{r: src, sep: in.RecordSeparator}
+	} else {
+		records = &csvReader{r: src, f: in}
+	}
+	var buf bytes.Buffer
+	flush := func() error {
+		if buf.Len() == 0 {
+			return nil
+		}
+		err := aw.result(buf.Bytes())
+		buf.Reset()
+		return err
+	}
+	wroteHeader := false
+	nextProgress := int64(progressEvery)
+	for {
+		rec, err := records.next()
+		if err == io.EOF {
+			break
+		}
+		var fatal *parseError
+		if errors.As(err, &fatal) {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := aw.failure(true, "ParseError", fatal.description, fatal.position); err != nil {
+				return err
+			}
+			// What the service answers after a fatal error: one record separator (the JS
+			// SDK's live "fatal error event" test reads "\n").
+			buf.WriteString(out.RecordSeparator)
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if q.Where != nil {
+			ok, err := eval(q.Where, rec)
+			if err == errConversion {
+				if err := flush(); err != nil {
+					return err
+				}
+				if err := aw.failure(false, "InvalidTypeConversion", errConversion.Error(), rec.position()); err != nil {
+					return err
+				}
+				continue
+			}
+			if !ok {
+				continue
+			}
+		}
+		names, values := project(q, rec)
+		if out.Kind == "json" {
+			writeJSON(&buf, names, values, out)
+		} else {
+			if out.HasHeaders && !wroteHeader {
+				writeCSV(&buf, names, out)
+			}
+			writeCSV(&buf, texts(values), out)
+		}
+		wroteHeader = true
+		if buf.Len() >= resultChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if counted.n >= nextProgress {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := aw.progress(min(counted.n, total), total); err != nil {
+				return err
+			}
+			nextProgress = counted.n + progressEvery
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if err := aw.progress(total, total); err != nil {
+		return err
+	}
+	return aw.end(total)
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// record is one input record.
+type record interface {
+	row
+	position() int64
+	all() (names []string, values []value)
+}
+
+type recordReader interface {
+	next() (record, error) // io.EOF after the last
+}
+
+// value is a field's text and, from JSON, its JSON text.
+type value struct {
+	text string
+	json json.RawMessage // nil: not from JSON
+}
+
+func texts(vs []value) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.text
+	}
+	return out
+}
+
+// project selects q's columns of rec.
+func project(q *Query, rec record) ([]string, []value) {
+	if q.Columns == nil {
+		return rec.all()
+	}
+	names, all := rec.all()
+	values := make([]value, len(q.Columns))
+	for i, c := range q.Columns {
+		if idx, ok := position(c); ok && idx < len(all) {
+			values[i] = all[idx]
+			continue
+		}
+		for j, n := range names {
+			if strings.EqualFold(n, c) {
+				values[i] = all[j]
+				break
+			}
+		}
+	}
+	return q.Columns, values
+}
+
+// position reads _N, the Nth field counted from 1.
+func position(name string) (int, bool) {
+	if len(name) < 2 || name[0] != '_' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name[1:])
+	return n - 1, err == nil && n > 0
+}
+
+func writeCSV(buf *bytes.Buffer, fields []string, f Format) {
+	for i, field := range fields {
+		if i > 0 {
+			buf.WriteString(f.ColumnSeparator)
+		}
+		if f.FieldQuote != "" && (strings.Contains(field, f.ColumnSeparator) || strings.Contains(field, f.RecordSeparator) || strings.Contains(field, f.FieldQuote)) {
+			buf.WriteString(f.FieldQuote + strings.ReplaceAll(field, f.FieldQuote, f.FieldQuote+f.FieldQuote) + f.FieldQuote)
+			continue
+		}
+		buf.WriteString(field)
+	}
+	buf.WriteString(f.RecordSeparator)
+}
+
+func writeJSON(buf *bytes.Buffer, names []string, values []value, f Format) {
+	buf.WriteByte('{')
+	for i, n := range names {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		key, _ := json.Marshal(n)
+		buf.Write(key)
+		buf.WriteByte(':')
+		if v := values[i]; v.json != nil {
+			buf.Write(v.json)
+		} else {
+			s, _ := json.Marshal(v.text)
+			buf.Write(s)
+		}
+	}
+	buf.WriteByte('}')
+	buf.WriteString(f.RecordSeparator)
+}
+
+// parseError stops a query: the input cannot be read on from position.
+type parseError struct {
+	description string
+	position    int64
+}
+
+func (e *parseError) Error() string { return e.description }
+
+// --- CSV ---
+
+type csvReader struct {
+	r       *bufio.Reader
+	f       Format
+	pos     int64
+	headers []string
+	started bool
+}
+
+type csvRecord struct {
+	fields  []string
+	headers []string
+	start   int64
+}
+
+func (r *csvRecord) position() int64 { return r.start }
+
+func (r *csvRecord) field(name string) (string, bool) {
+	if i, ok := position(name); ok {
+		if i < len(r.fields) {
+			return r.fields[i], true
+		}
+		return "", false
+	}
+	for i, h := range r.headers {
+		if strings.EqualFold(h, name) && i < len(r.fields) {
+			return r.fields[i], true
+		}
+	}
+	return "", false
+}
+
+func (r *csvRecord) all() ([]string, []value) {
+	names := make([]string, len(r.fields))
+	values := make([]value, len(r.fields))
+	for i, f := range r.fields {
+		names[i] = "_" + strconv.Itoa(i+1)
+		if i < len(r.headers) {
+			names[i] = r.headers[i]
+		}
+		values[i] = value{text: f}
+	}
+	return names, values
+}
+
+func (c *csvReader) next() (record, error) {
+	if !c.started && c.f.HasHeaders {
+		c.started = true
+		h, _, err := c.line()
+		if err != nil {
+			return nil, err
+		}
+		c.headers = h
+	}
+	c.started = true
+	fields, start, err := c.line()
+	if err != nil {
+		return nil, err
+	}
+	return &csvRecord{fields: fields, headers: c.headers, start: start}, nil
+}
+
+// line reads one record's fields.
+func (c *csvReader) line() ([]string, int64, error) {
+	sep, rec, quote, esc := first(c.f.ColumnSeparator), first(c.f.RecordSeparator), first(c.f.FieldQuote), first(c.f.EscapeChar)
+	start := c.pos
+	var fields []string
+	var cur []byte
+	inQuote, any := false, false
+	for {
+		b, err := c.r.ReadByte()
+		if err == io.EOF {
+			if !any {
+				return nil, start, io.EOF
+			}
+			return append(fields, string(cur)), start, nil
+		}
+		if err != nil {
+			return nil, start, err
+		}
+		c.pos++
+		any = true
+		switch {
+		case esc >= 0 && int(b) == esc:
+			nb, err := c.r.ReadByte()
+			if err == nil {
+				c.pos++
+				cur = append(cur, nb)
+			}
+		case quote >= 0 && int(b) == quote:
+			if inQuote {
+				if nb, err := c.r.Peek(1); err == nil && int(nb[0]) == quote {
+					c.r.ReadByte()
+					c.pos++
+					cur = append(cur, b)
+					continue
+				}
+			}
+			inQuote = !inQuote
+		case !inQuote && int(b) == sep:
+			fields = append(fields, string(cur))
+			cur = nil
+		case !inQuote && int(b) == rec:
+			return append(fields, string(cur)), start, nil
+		default:
+			cur = append(cur, b)
+		}
+	}
+}
+
+// first is a separator's byte, -1 for none.
+func first(s string) int {
+	if s == "" {
+		return -1
+	}
+	return int(s[0])
+}
+
+// --- JSON ---
+
+type jsonReader struct {
+	r       *bufio.Reader
+	sep     string
+	pos     int64
+	pending []*jsonRecord // the rest of a top-level array
+}
+
+type jsonRecord struct {
+	names  []string
+	values []value
+	start  int64
+}
+
+func (r *jsonRecord) position() int64          { return r.start }
+func (r *jsonRecord) all() ([]string, []value) { return r.names, r.values }
+
+func (r *jsonRecord) field(name string) (string, bool) {
+	for i, n := range r.names {
+		if n == name {
+			return r.values[i].text, true
+		}
+	}
+	if i, ok := position(name); ok && i < len(r.values) {
+		return r.values[i].text, true
+	}
+	return "", false
+}
+
+func (j *jsonReader) next() (record, error) {
+	if len(j.pending) > 0 {
+		r := j.pending[0]
+		j.pending = j.pending[1:]
+		return r, nil
+	}
+	for {
+		b, err := j.r.ReadByte()
+		if err != nil {
+			return nil, err
+		}
+		if b == ' ' || b == '\t' || b == '\r' || b == '\n' || strings.IndexByte(j.sep, b) >= 0 {
+			j.pos++
+			continue
+		}
+		start := j.pos
+		j.pos++
+		if b != '{' && b != '[' {
+			return nil, j.unexpected(b, start)
+		}
+		raw, err := j.value(b)
+		if err != nil {
+			return nil, err
+		}
+		if b == '{' {
+			return decodeObject(raw, start)
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, &parseError{fmt.Sprintf("Invalid JSON at [byte: %d].", start), start}
+		}
+		for _, it := range items {
+			rec, err := decodeObject(it, start)
+			if err != nil {
+				return nil, err
+			}
+			j.pending = append(j.pending, rec)
+		}
+		return j.next()
+	}
+}
+
+// unexpected is the fatal error of input that is not a JSON object or array: a scalar is
+// read past, and the token after it named (as the service does: "100,200" is refused at its
+// comma, byte 3).
+func (j *jsonReader) unexpected(b byte, at int64) error {
+	start := at // the error's position is the record's; its description names the byte
+	for !strings.ContainsRune(",:{}[] \t\r\n", rune(b)) {
+		nb, err := j.r.ReadByte()
+		if err != nil {
+			break
+		}
+		b, at = nb, j.pos
+		j.pos++
+	}
+	return &parseError{fmt.Sprintf("Unexpected token '%c' at [byte: %d]. Expecting tokens '{', or '['.", b, at), start}
+}
+
+// value reads the rest of an object or array that opened with open.
+func (j *jsonReader) value(open byte) ([]byte, error) {
+	raw := []byte{open}
+	depth, inString, escaped := 1, false, false
+	for depth > 0 {
+		b, err := j.r.ReadByte()
+		if err == io.EOF {
+			return nil, &parseError{fmt.Sprintf("Unexpected end of input at [byte: %d].", j.pos), j.pos}
+		}
+		if err != nil {
+			return nil, err
+		}
+		j.pos++
+		raw = append(raw, b)
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case b == '"':
+			inString = !inString
+		case !inString && (b == '{' || b == '['):
+			depth++
+		case !inString && (b == '}' || b == ']'):
+			depth--
+		}
+	}
+	return raw, nil
+}
+
+// decodeObject reads an object's members in their order.
+func decodeObject(raw []byte, start int64) (*jsonRecord, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	bad := &parseError{fmt.Sprintf("Invalid JSON object at [byte: %d].", start), start}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, bad
+	}
+	rec := &jsonRecord{start: start}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil, bad
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, bad
+		}
+		text := string(v)
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			text = s
+		}
+		compact := new(bytes.Buffer)
+		if json.Compact(compact, v) == nil {
+			v = compact.Bytes()
+		}
+		rec.names = append(rec.names, key)
+		rec.values = append(rec.values, value{text: text, json: v})
+	}
+	return rec, nil
+}
