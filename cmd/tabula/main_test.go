@@ -504,4 +504,17 @@ func TestAccountSettingFlags(t *testing.T) {
 			t.Errorf("containerRetentionOf(%q) took it", bad)
 		}
 	}
+	// --blob-immutability names accounts or single containers of accounts that keep versions.
+	im, err := immutabilityOf("two/worm,two/other", hosted, v)
+	if err != nil || !im("two", "worm") || im("two", "plain") || im("one", "worm") {
+		t.Fatalf("immutabilityOf(two/worm): %v", err)
+	}
+	if im, err = immutabilityOf("two", hosted, v); err != nil || !im("two", "any") || im("one", "any") {
+		t.Fatalf("immutabilityOf(two): %v", err)
+	}
+	for _, bad := range []string{"one", "one/worm", "three", "all"} {
+		if _, err := immutabilityOf(bad, hosted, v); err == nil {
+			t.Errorf("immutabilityOf(%q) took an account without versions, or none", bad)
+		}
+	}
 }
