@@ -62,8 +62,7 @@ func TestReadConditions(t *testing.T) {
 
 // The write rules: any unmet condition is 412, except If-None-Match: * on a write that
 // creates (Put Blob, Put Block List, copies), which is 409 BlobAlreadyExists — what "upload
-// without overwrite" means to every SDK. On a missing blob only If-Match fails. A copy's
-// destination conditions fail with TargetConditionNotMet.
+// without overwrite" means to every SDK. On a missing blob only If-Match fails.
 func TestWriteConditions(t *testing.T) {
 	cases := []struct {
 		name string
@@ -75,17 +74,17 @@ func TestWriteConditions(t *testing.T) {
 		{"If-Match the ETag", "b", func(b Blob) Conditions { return Conditions{IfMatch: []ETag{b.ETag}} },
 			[4]string{"ok", "ok", "ok", "ok"}},
 		{"If-Match another", "b", func(b Blob) Conditions { return Conditions{IfMatch: []ETag{`"0x1"`}} },
-			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 TargetConditionNotMet", "412 ConditionNotMet"}},
+			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet"}},
 		{"If-None-Match *", "b", func(b Blob) Conditions { return Conditions{IfNoneMatch: []ETag{AnyETag}} },
 			[4]string{"409 BlobAlreadyExists", "409 BlobAlreadyExists", "409 BlobAlreadyExists", "412 ConditionNotMet"}},
 		{"If-None-Match the ETag", "b", func(b Blob) Conditions { return Conditions{IfNoneMatch: []ETag{b.ETag}} },
-			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 TargetConditionNotMet", "412 ConditionNotMet"}},
+			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet"}},
 		{"If-Modified-Since its time", "b", func(b Blob) Conditions { return Conditions{IfModifiedSince: b.LastModified} },
-			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 TargetConditionNotMet", "412 ConditionNotMet"}},
+			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet"}},
 		{"If-Unmodified-Since before", "b", func(b Blob) Conditions { return Conditions{IfUnmodifiedSince: b.LastModified.Add(-time.Second)} },
-			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 TargetConditionNotMet", "412 ConditionNotMet"}},
+			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet"}},
 		{"missing blob, If-Match *", "new", func(b Blob) Conditions { return Conditions{IfMatch: []ETag{AnyETag}} },
-			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 TargetConditionNotMet", "404 BlobNotFound"}},
+			[4]string{"412 ConditionNotMet", "412 ConditionNotMet", "412 ConditionNotMet", "404 BlobNotFound"}},
 		{"missing blob, If-None-Match *", "new", func(b Blob) Conditions { return Conditions{IfNoneMatch: []ETag{AnyETag}} },
 			[4]string{"ok", "ok", "ok", "404 BlobNotFound"}},
 		{"missing blob, If-Modified-Since later", "new", func(b Blob) Conditions { return Conditions{IfModifiedSince: b.LastModified.Add(time.Hour)} },

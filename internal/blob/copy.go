@@ -83,9 +83,9 @@ func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions
 }
 
 // checkCopyDestination applies a copy's destination lease and conditions: unmet ETag and time
-// conditions are 412 TargetConditionNotMet (azblob's TestBlobStartCopyDestIfModifiedSinceFalse,
-// the JS SDK's live Put Blob From URL test), an unmet x-ms-if-tags ConditionNotMet (the JS
-// SDK's live conditional tags tests).
+// conditions are 412 TargetConditionNotMet (the JS SDK's live Put Blob From URL test; Copy
+// Blob turns it into ConditionNotMet), an unmet x-ms-if-tags ConditionNotMet (the JS SDK's
+// live conditional tags tests).
 func (s *Service) checkCopyDestination(st *blobState, leaseID string, cond Conditions, now time.Time) error {
 	var tags Tags
 	if st.exists() {
@@ -150,7 +150,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 	if err != nil {
 		return Blob{}, err
 	}
-	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
+	b, err := s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if o.SourceMD5 != nil {
 			if err := s.checkSourceMD5(ctx, &srcSt.b, 0, srcSt.b.Size, o.SourceMD5); err != nil {
 				return blobRecord{}, err
@@ -183,6 +183,11 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		}
 		return next, nil
 	})
+	if err != nil && azerr.As(err).Code == azerr.TargetConditionNotMet {
+		// Copy Blob answers ConditionNotMet (azblob v1.8.3's live TestBlobStartCopyDest*False).
+		err = azerr.New(azerr.ConditionNotMet)
+	}
+	return b, err
 }
 
 func canonicalTier(tier string) (string, error) {

@@ -468,9 +468,9 @@ func TestSDKPutBlobFromURLMergesContentHeaders(t *testing.T) {
 }
 
 // The codes of unmet copy conditions: the destination's ETag conditions are
-// TargetConditionNotMet, tag conditions on either side ConditionNotMet, the source's ETag
-// conditions SourceConditionNotMet (the JS SDK's live conditional tests, azblob's
-// TestBlobStartCopyDestIfModifiedSinceFalse).
+// TargetConditionNotMet for Put Blob From URL and ConditionNotMet for Copy Blob, tag conditions
+// on either side ConditionNotMet, the source's ETag conditions SourceConditionNotMet (the JS
+// SDK's live conditional tests, azblob v1.8.3's live TestBlobStartCopyDest*False).
 func TestSDKCopyConditionCodes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -487,7 +487,7 @@ func TestSDKCopyConditionCodes(t *testing.T) {
 		_, err := dst.UploadBlobFromURL(ctx, readableURL(t, src.BlobClient()), &blockblob.UploadBlobFromURLOptions{AccessConditions: stale})
 		wantStatus(t, err, 412, "TargetConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: stale})
-		wantStatus(t, err, 412, "TargetConditionNotMet")
+		wantStatus(t, err, 412, "ConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: to.Ptr("t = 'v'")}}})
 		wantStatus(t, err, 412, "ConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfTags: to.Ptr("t = 'other'")}})
