@@ -61,6 +61,10 @@ func (s querySerialization) format() blobquery.Format {
 	if j := s.Format.JSON; j != nil {
 		set(&f.RecordSeparator, j.RecordSeparator)
 	}
+	if f.RecordSeparator == "" {
+		// The JS SDK's XML writer trims "\n" to nothing, and Azure reads it as the default.
+		f.RecordSeparator = "\n"
+	}
 	return f
 }
 

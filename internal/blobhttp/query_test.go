@@ -40,6 +40,11 @@ func TestRawQueryBlobContents(t *testing.T) {
 		if _, body := query("select _1, _4 from BlobStorage", nil, csvOut); !bytes.Contains(body, []byte("100;400|150;450|")) {
 			t.Errorf("with an output serialization: %q", body)
 		}
+		// An empty record separator is a newline: the JS SDK's XML writer sends "\n" so.
+		jsonOut := `<OutputSerialization><Format><Type>json</Type><JsonTextConfiguration><RecordSeparator></RecordSeparator></JsonTextConfiguration></Format></OutputSerialization>`
+		if _, body := query("select _1 from BlobStorage", nil, jsonOut); !bytes.Contains(body, []byte(`{"_1":"100"}`+"\n"+`{"_1":"150"}`+"\n")) {
+			t.Errorf("with an empty record separator: %q", body)
+		}
 		future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
 		if resp, _ := query("select * from BlobStorage", map[string]string{"If-Modified-Since": future}, ""); resp.StatusCode != 304 {
 			t.Errorf("If-Modified-Since later: %d", resp.StatusCode)
