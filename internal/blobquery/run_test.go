@@ -134,6 +134,12 @@ func TestQueries(t *testing.T) {
 		{"json", "select * from BlobStorage", jsonBody, jsonFormat, jsonFormat, jsonBody, ""},
 		{"json to csv", "select _2 from BlobStorage where _1 = '150'", jsonBody, jsonFormat, DefaultFormat, "250\n", ""},
 		{"csv to json", "select * from BlobStorage where _1 < 120", csv, DefaultFormat, jsonFormat, `{"_1":"100","_2":"200","_3":"300","_4":"400"}` + "\n", ""},
+		{"CRLF records", "select b from BlobStorage", "a,b\r\n1,x\r\n2,y\r\n", Format{Kind: "delimited", ColumnSeparator: ",", RecordSeparator: "\n", HasHeaders: true},
+			DefaultFormat, "x\ny\n", ""},
+		{"a row without the column", "select b from BlobStorage", "a,b\n1,x\n2\n3,z\n", Format{Kind: "delimited", ColumnSeparator: ",", RecordSeparator: "\n", HasHeaders: true},
+			DefaultFormat, "x\nz\n", "error false InvalidColumnOrdinal 8 The record has no column b."},
+		{"a JSON record without the key", "select name from BlobStorage", `{"name":"a"}` + "\n" + `{"other":"b"}` + "\n", jsonFormat, Format{Kind: "json", RecordSeparator: ";"},
+			`{"name":"a"};{};`, ""},
 		{"csv read as json", "select * from BlobStorage", csv, jsonFormat, jsonFormat, "\n",
 			"error true ParseError 0 Unexpected token ',' at [byte: 3]. Expecting tokens '{', or '['."},
 	}
