@@ -82,10 +82,10 @@ func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions
 	return st, err
 }
 
-// checkCopyDestination applies a copy's destination lease and conditions: unmet ETag and time
+// checkCopyDestination applies a copy's destination lease and conditions: unmet ETag
 // conditions are 412 TargetConditionNotMet (the JS SDK's live Put Blob From URL test; Copy
-// Blob turns it into ConditionNotMet), an unmet x-ms-if-tags ConditionNotMet (the JS SDK's
-// live conditional tags tests).
+// Blob turns it into ConditionNotMet), unmet time conditions and x-ms-if-tags ConditionNotMet
+// (the JS SDK's live conditional tags tests).
 func (s *Service) checkCopyDestination(st *blobState, leaseID string, cond Conditions, now time.Time) error {
 	var tags Tags
 	if st.exists() {
@@ -94,10 +94,16 @@ func (s *Service) checkCopyDestination(st *blobState, leaseID string, cond Condi
 	if err := cond.checkTags(tags); err != nil {
 		return err
 	}
-	cond.IfTags = ""
+	// The ETag conditions are TargetConditionNotMet, the date ones ConditionNotMet (the Python
+	// SDK's recordings of Put Blob From URL with If-Modified-Since and If-Unmodified-Since).
+	dates := Conditions{IfModifiedSince: cond.IfModifiedSince, IfUnmodifiedSince: cond.IfUnmodifiedSince}
+	cond.IfTags, cond.IfModifiedSince, cond.IfUnmodifiedSince = "", time.Time{}, time.Time{}
 	err := s.checkWriteAccess(st, leaseID, cond, create, now)
 	if err != nil && azerr.As(err).Code == azerr.ConditionNotMet {
 		return azerr.New(azerr.TargetConditionNotMet)
+	}
+	if err == nil && st.exists() {
+		err = dates.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), nil, create, azerr.ConditionNotMet)
 	}
 	return err
 }

@@ -488,6 +488,9 @@ func TestSDKCopyConditionCodes(t *testing.T) {
 		wantStatus(t, err, 412, "TargetConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: stale})
 		wantStatus(t, err, 412, "ConditionNotMet")
+		later := &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfModifiedSince: to.Ptr(time.Now().Add(time.Hour))}}
+		_, err = dst.UploadBlobFromURL(ctx, readableURL(t, src.BlobClient()), &blockblob.UploadBlobFromURLOptions{AccessConditions: later})
+		wantStatus(t, err, 412, "ConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: to.Ptr("t = 'v'")}}})
 		wantStatus(t, err, 412, "ConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfTags: to.Ptr("t = 'other'")}})
