@@ -153,6 +153,12 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		return Blob{}, err
 	}
 	tier, err := canonicalTier(o.Tier)
+	pageTier, _, isPageTier := pageTier(o.Tier)
+	if err != nil && isPageTier && s.premium(dst.Account) {
+		// A premium account's page blob copy may name its disk tier (the Python SDK's
+		// recorded test_blob_tier_copy_blob).
+		tier, err = pageTier, nil
+	}
 	if err != nil {
 		return Blob{}, err
 	}
@@ -177,7 +183,14 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 			next.Sealed = *o.Seal
 		}
 		next.Sealed = next.Sealed && next.Type == AppendBlob
-		if next.Type != BlockBlob {
+		switch {
+		case isPageTier && next.Type == PageBlob:
+			if err := checkPageTier(tier, next.Size); err != nil {
+				return blobRecord{}, err
+			}
+		case isPageTier:
+			return blobRecord{}, azerr.Newf(azerr.AccessTierNotSupportedForBlobType, "The access tier is not supported for this blob type. %s is a tier of page blobs; the source is a %s.", tier, next.Type)
+		case next.Type != BlockBlob:
 			next.Tier = ""
 		}
 		next.Copy = &CopyState{

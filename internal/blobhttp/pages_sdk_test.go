@@ -84,9 +84,11 @@ func TestSDKPageRangesArePaged(t *testing.T) {
 	})
 }
 
-// A premium account's page blobs are in disk tiers: the one their size infers until Set Blob
-// Tier names one at least as large (azblob's recorded TestBlobTierInferred and
-// TestBlobSetTierAllTiersOnPageBlob); standard accounts' page blobs take none.
+// A premium account's page blobs are in disk tiers: the one their size infers, P10 at the
+// least, until Set Blob Tier or a copy names one at least as large (azblob's recorded
+// TestBlobTierInferred and TestBlobSetTierAllTiersOnPageBlob, the Python SDK's recorded
+// test_blob_tier_set_tier_api and test_blob_tier_copy_blob); standard accounts' page blobs
+// take none.
 func TestSDKPremiumPageBlobTiers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -98,7 +100,7 @@ func TestSDKPremiumPageBlobTiers(t *testing.T) {
 		wantStatus(t, err, 400, "InvalidHeaderValue") // a standard account
 		e.svc.Premium = func(string) bool { return true }
 		props, err := pb.GetProperties(ctx, nil)
-		if err != nil || *props.AccessTier != "P4" || props.AccessTierInferred == nil || !*props.AccessTierInferred {
+		if err != nil || *props.AccessTier != "P10" || props.AccessTierInferred == nil || !*props.AccessTierInferred {
 			t.Fatalf("inferred tier: %v, %v, %v", props.AccessTier, props.AccessTierInferred, err)
 		}
 		for _, tier := range []blob.AccessTier{blob.AccessTierP4, blob.AccessTierP6, blob.AccessTierP10, blob.AccessTierP20, blob.AccessTierP30, blob.AccessTierP40, blob.AccessTierP50} {
@@ -118,9 +120,20 @@ func TestSDKPremiumPageBlobTiers(t *testing.T) {
 		}
 		_, err = big.SetTier(ctx, blob.AccessTierP4, nil)
 		wantStatus(t, err, 409, "BlobTierInadequateForContentLength")
+		bigs := e.client.ServiceClient().NewContainerClient("big")
+		if _, err := bigs.NewPageBlobClient("huge.vhd").Create(ctx, 200<<30, nil); err != nil {
+			t.Fatal(err)
+		}
 		page, err := e.client.ServiceClient().NewContainerClient("big").NewListBlobsFlatPager(nil).NextPage(ctx)
-		if err != nil || *page.Segment.BlobItems[0].Properties.AccessTier != "P6" {
-			t.Fatalf("listed tier: %v", err)
+		if err != nil || *page.Segment.BlobItems[0].Properties.AccessTier != "P10" || *page.Segment.BlobItems[1].Properties.AccessTier != "P15" {
+			t.Fatalf("listed tiers: %v", err)
+		}
+		copied := bigs.NewPageBlobClient("copy.vhd")
+		if _, err := copied.StartCopyFromURL(ctx, pb.URL(), &blob.StartCopyFromURLOptions{Tier: to.Ptr(blob.AccessTierP30)}); err != nil {
+			t.Fatalf("copy with a disk tier: %v", err)
+		}
+		if props, err := copied.GetProperties(ctx, nil); err != nil || *props.AccessTier != "P30" || props.AccessTierInferred != nil {
+			t.Fatalf("copied tier: %v, %v", props.AccessTier, err)
 		}
 		info, err := e.client.ServiceClient().GetAccountInfo(ctx, nil)
 		if err != nil || *info.SKUName != "Premium_LRS" {
