@@ -467,10 +467,10 @@ func TestSDKPutBlobFromURLMergesContentHeaders(t *testing.T) {
 	})
 }
 
-// The codes of unmet copy conditions: the destination's ETag conditions are
-// TargetConditionNotMet for Put Blob From URL and ConditionNotMet for Copy Blob, tag conditions
-// on either side ConditionNotMet, the source's ETag conditions SourceConditionNotMet (the JS
-// SDK's live conditional tests, azblob v1.8.3's live TestBlobStartCopyDest*False).
+// The codes of unmet copy conditions: the destination's are ConditionNotMet, but for an
+// If-Match no ETag can be on Put Blob From URL (TargetConditionNotMet), the source's ETag
+// conditions SourceConditionNotMet (the JS SDK's live conditional tests, azblob v1.8.3's live
+// TestBlobStartCopyDest*False and TestPutBlobFromUrlDest*False).
 func TestSDKCopyConditionCodes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -485,6 +485,9 @@ func TestSDKCopyConditionCodes(t *testing.T) {
 		}
 		stale := &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag(`"0x1"`))}}
 		_, err := dst.UploadBlobFromURL(ctx, readableURL(t, src.BlobClient()), &blockblob.UploadBlobFromURLOptions{AccessConditions: stale})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		made := &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag(`"invalidetag"`))}}
+		_, err = dst.UploadBlobFromURL(ctx, readableURL(t, src.BlobClient()), &blockblob.UploadBlobFromURLOptions{AccessConditions: made})
 		wantStatus(t, err, 412, "TargetConditionNotMet")
 		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: stale})
 		wantStatus(t, err, 412, "ConditionNotMet")
