@@ -264,6 +264,26 @@ func TestLeaseOperationsKeepETag(t *testing.T) {
 	})
 }
 
+// If-None-Match: * does not stop the holder of a blob's lease from replacing it (the Python
+// SDK's recordings: it sends both for an upload with overwrite=False and a lease); without the
+// lease id it still does.
+func TestLeaseHolderReplacesDespiteIfNoneMatchAny(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		e.putBlob("leased", []byte("x"))
+		if _, err := e.s.LeaseBlob(e.ctx, path("leased"), LeaseRequest{Action: AcquireLease, Duration: ptr(-1), ProposedID: idA}, Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+		noOverwrite := Conditions{IfNoneMatch: []ETag{AnyETag}}
+		_, _, err := e.s.PutBlob(e.ctx, path("leased"), strings.NewReader("y"), 1, PutBlobOptions{Type: BlockBlob, LeaseID: idA, Conditions: noOverwrite})
+		if err != nil {
+			t.Fatalf("the lease holder's Put Blob with If-None-Match: *: %v", err)
+		}
+		e.putBlob("plain", []byte("x"))
+		_, _, err = e.s.PutBlob(e.ctx, path("plain"), strings.NewReader("y"), 1, PutBlobOptions{Type: BlockBlob, Conditions: noOverwrite})
+		wantCode(t, err, 409, azerr.BlobAlreadyExists)
+	})
+}
+
 // A container lease guards only Delete Container.
 func TestContainerLease(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
