@@ -60,7 +60,7 @@ func notImmutable(container string) error {
 	return azerr.Newf(azerr.ImmutableStorageWithVersioningNotEnabled, "This operation is not permitted as the container %s does not have immutable storage with versioning enabled.", container)
 }
 
-// policyOf reads a policy's mode: Unlocked (the default) or Locked; Mutable is a value the
+// policyMode reads a policy's mode: Unlocked (the default) or Locked; Mutable is a value the
 // service reports, not one it takes.
 func policyMode(mode string) (locked bool, err error) {
 	switch strings.ToLower(mode) {

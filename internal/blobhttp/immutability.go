@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tabula-dev/tabula/internal/blob"
 )
@@ -16,12 +17,9 @@ import (
 // x-ms-legal-hold.
 func protection(h http.Header) (blob.Protection, error) {
 	var p blob.Protection
-	if v := h.Get("x-ms-immutability-policy-until-date"); v != "" {
-		t, err := http.ParseTime(v)
-		if err != nil {
-			return p, invalidHeader("x-ms-immutability-policy-until-date", v, "not an RFC 1123 date")
-		}
-		p.Until = t
+	var err error
+	if p.Until, err = policyDate(h); err != nil {
+		return p, err
 	}
 	p.Mode = h.Get("x-ms-immutability-policy-mode")
 	if p.Mode != "" && p.Until.IsZero() {
@@ -37,6 +35,19 @@ func protection(h http.Header) (blob.Protection, error) {
 	return p, nil
 }
 
+// policyDate reads x-ms-immutability-policy-until-date (RFC 1123), zero when absent.
+func policyDate(h http.Header) (time.Time, error) {
+	v := h.Get("x-ms-immutability-policy-until-date")
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return t, invalidHeader("x-ms-immutability-policy-until-date", v, "not an RFC 1123 date")
+	}
+	return t, nil
+}
+
 func parseHold(v string) (bool, error) {
 	switch strings.ToLower(v) {
 	case "true":
@@ -49,13 +60,12 @@ func parseHold(v string) (bool, error) {
 
 func (s *Server) setImmutabilityPolicy(rq *request) error {
 	h := rq.R.Header
-	v := h.Get("x-ms-immutability-policy-until-date")
-	if v == "" {
-		return missingHeader("x-ms-immutability-policy-until-date")
-	}
-	until, err := http.ParseTime(v)
+	until, err := policyDate(h)
 	if err != nil {
-		return invalidHeader("x-ms-immutability-policy-until-date", v, "not an RFC 1123 date")
+		return err
+	}
+	if until.IsZero() {
+		return missingHeader("x-ms-immutability-policy-until-date")
 	}
 	// Only If-Unmodified-Since applies (the REST reference).
 	cond := blob.Conditions{IfUnmodifiedSince: httpDate(h, "If-Unmodified-Since")}

@@ -329,15 +329,16 @@ func (r *csvRecord) all() ([]string, []value) {
 }
 
 func (c *csvReader) next() (record, error) {
-	if !c.started && c.f.HasHeaders {
+	if !c.started {
 		c.started = true
-		h, _, err := c.line()
-		if err != nil {
-			return nil, err
+		if c.f.HasHeaders {
+			h, _, err := c.line()
+			if err != nil {
+				return nil, err
+			}
+			c.headers = h
 		}
-		c.headers = h
 	}
-	c.started = true
 	fields, start, err := c.line()
 	if err != nil {
 		return nil, err
