@@ -71,9 +71,10 @@ func conditions(h http.Header, prefix string) blob.Conditions {
 	}
 }
 
-// metadata reads the x-ms-meta-* headers. net/http canonicalises header names, so the case a
-// client gave a name is lost; names are kept lower case (every SDK compares them ignoring
-// case, and JavaScript's fetch lower-cases them anyway).
+// metadata reads the x-ms-meta-* headers. A name keeps the case the client wrote it in: the
+// server hands headers over named "x-ms-meta-" + the name as sent (server/rawnames.go).
+// Where that case is unknown (net/http's canonical "X-Ms-Meta-Name" is all there is) the name
+// is kept lower case, how most clients write them.
 func metadata(h http.Header) blob.Metadata {
 	var md blob.Metadata
 	for k, vs := range h {
@@ -84,7 +85,10 @@ func metadata(h http.Header) blob.Metadata {
 		if md == nil {
 			md = blob.Metadata{}
 		}
-		md[strings.ToLower(name)] = strings.Join(vs, ",")
+		if !strings.HasPrefix(k, "x-ms-meta-") {
+			name = strings.ToLower(name)
+		}
+		md[name] = strings.Join(vs, ",")
 	}
 	return md
 }

@@ -17,20 +17,29 @@ import (
 
 // --- metadata headers ---
 
-const metaPrefix = "X-Ms-Meta-" // as net/http canonicalises x-ms-meta-*
-
-// requestMetadata reads the x-ms-meta-* headers. net/http has canonicalised their names, so
-// the case the client wrote is lost; names are kept in lower case, which is how most clients
-// write them and how every client matches them (case-insensitively). A header sent twice is
-// one value, joined with commas as HTTP joins repeated headers.
+// requestMetadata reads the x-ms-meta-* headers. A name keeps the case the client wrote it
+// in: the server hands headers over named "x-ms-meta-" + the name as sent
+// (server/rawnames.go). Where that case is unknown (net/http's canonical "X-Ms-Meta-Name" is
+// all there is) the name is kept lower case, how most clients write them. A header sent
+// twice is one value, joined with commas as HTTP joins repeated headers.
 func requestMetadata(h http.Header) queue.Metadata {
 	var md queue.Metadata
 	for k, v := range h {
-		if name, ok := strings.CutPrefix(k, metaPrefix); ok {
-			md = append(md, queue.MetadataPair{Name: strings.ToLower(name), Value: strings.Join(v, ",")})
+		name, ok := strings.CutPrefix(k, "x-ms-meta-")
+		if !ok {
+			if name, ok = strings.CutPrefix(k, "X-Ms-Meta-"); !ok {
+				continue
+			}
+			name = strings.ToLower(name)
 		}
+		md = append(md, queue.MetadataPair{Name: name, Value: strings.Join(v, ",")})
 	}
-	slices.SortFunc(md, func(a, b queue.MetadataPair) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(md, func(a, b queue.MetadataPair) int {
+		if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	return md
 }
 

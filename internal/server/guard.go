@@ -86,6 +86,16 @@ type azureConn struct {
 	held    *[]byte // from heldBuffers while holding, so that idle connections keep none
 	// tls caches tlsState (the serving goroutine alone reads and sets it).
 	tls *tls.ConnectionState
+	// names follows what is read, for the metadata names' case (rawnames.go).
+	names metaNameScanner
+}
+
+func (c *azureConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.names.feed(p[:n])
+	}
+	return n, err
 }
 
 // maxHeld bounds what a connection holds back; a response larger than this is written as

@@ -75,9 +75,14 @@ func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) 
 		start := time.Now()
 		rw := &responseRecorder{ResponseWriter: w}
 		rw.conn, _ = r.Context().Value(azureConnKey{}).(*azureConn)
-		if rw.conn != nil && r.TLS == nil {
-			if st, ok := rw.conn.tlsState(); ok {
-				r.TLS = st // net/http sets it only for a *tls.Conn it accepted itself
+		if rw.conn != nil {
+			if r.TLS == nil {
+				if st, ok := rw.conn.tlsState(); ok {
+					r.TLS = st // net/http sets it only for a *tls.Conn it accepted itself
+				}
+			}
+			if raw := rw.conn.names.take(r); raw != nil {
+				renameMetaHeaders(r, raw)
 			}
 		}
 		rec := &rw.rec
