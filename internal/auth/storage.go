@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"sort"
@@ -84,8 +85,8 @@ func signedContentLength(n int64, version string) string {
 }
 
 // canonicalizedHeaders renders the x-ms- headers as "name:value\n" lines, name lower-cased,
-// values trimmed and joined with ',', in both sort orders clients use (one string when they
-// agree, as they do for every header the SDKs send).
+// values trimmed and joined with ',', in each sort order clients use (one string when they
+// agree, as they do for almost every request).
 func canonicalizedHeaders(h http.Header, keepEmpty bool) []string {
 	type line struct{ name, value string }
 	var lines []line
@@ -123,40 +124,136 @@ func canonicalizedHeaders(h http.Header, keepEmpty bool) []string {
 		}
 		return b.String()
 	}
-	sort.Slice(lines, func(i, j int) bool { return lines[i].name < lines[j].name })
-	byCodePoint := render()
-	cultureOrder := func(i, j int) bool { return cultureLess(lines[i].name, lines[j].name) }
-	if sort.SliceIsSorted(lines, cultureOrder) {
-		return []string{byCodePoint} // the usual case: the two orders agree
+	// The orders clients sort names in: by code point (most), the service's own (the Go and
+	// .NET SDKs), Python's ranking. They agree unless names differ first at punctuation or
+	// a digit.
+	orders := []func(a, b string) bool{
+		func(a, b string) bool { return a < b },
+		cultureLess,
+		pythonLess,
 	}
-	sort.SliceStable(lines, cultureOrder)
-	return []string{render(), byCodePoint}
+	var out []string
+	for i, less := range orders {
+		byName := func(i, j int) bool { return less(lines[i].name, lines[j].name) }
+		if i > 0 && sort.SliceIsSorted(lines, byName) {
+			continue // the same as an order before
+		}
+		sort.SliceStable(lines, byName)
+		if s := render(); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
-// cultureLess approximates the .NET invariant-culture order the real service sorts header names
-// by: '-' is ignored at the first level and only breaks ties.
-func cultureLess(a, b string) bool {
+// cultureLess is the order the real service sorts x-ms-* header names in for Shared Key: the
+// .NET invariant culture's, which the SDKs emulate (the Go and .NET SDKs with its weight
+// tables, Python with a character ranking). It compares in two passes. First the characters
+// that carry a primary weight, in primaryOrder, case ignored; the others ('-', '\” and
+// what a header name cannot hold) are skipped; a name that runs out first sorts first.
+// On a tie, the names are walked again side by side, looking only at '\” and '-': at the
+// first place they differ, an ordinary character sorts before either, '\” before '-', and
+// the end of a name before both.
+func cultureLess(a, b string) bool { return compareCulture(a, b) < 0 }
+
+// primaryOrder lists the characters a header name can hold that have a primary weight, from
+// the lightest: punctuation first, '+' after it, then digits, then letters.
+const primaryOrder = "!#$%&*.^_`|~+0123456789abcdefghijklmnopqrstuvwxyz"
+
+// primaryRank is each byte's place in primaryOrder, from 1; 0 for none (skipped).
+var primaryRank = func() (rank [256]uint8) {
+	for i := 0; i < len(primaryOrder); i++ {
+		c := primaryOrder[i]
+		rank[c] = uint8(i + 1)
+		if 'a' <= c && c <= 'z' {
+			rank[c-'a'+'A'] = uint8(i + 1)
+		}
+	}
+	return rank
+}()
+
+func compareCulture(a, b string) int {
 	i, j := 0, 0
 	for {
-		for i < len(a) && a[i] == '-' {
+		for i < len(a) && primaryRank[a[i]] == 0 {
 			i++
 		}
-		for j < len(b) && b[j] == '-' {
+		for j < len(b) && primaryRank[b[j]] == 0 {
 			j++
 		}
-		switch {
-		case i == len(a) || j == len(b):
-			if i == len(a) && j == len(b) {
-				return a < b // equal but for dashes
+		if i == len(a) || j == len(b) {
+			if i < len(a) {
+				return 1
 			}
-			return i == len(a)
-		case a[i] != b[j]:
-			return a[i] < b[j]
+			if j < len(b) {
+				return -1
+			}
+			break
+		}
+		if ra, rb := primaryRank[a[i]], primaryRank[b[j]]; ra != rb {
+			return cmp.Compare(ra, rb)
 		}
 		i++
 		j++
 	}
+	for k := 0; ; k++ {
+		wa, wb := dashWeight(a, k), dashWeight(b, k)
+		switch {
+		case wa == wb && wa == dashEnd:
+			return 0
+		case wa == wb:
+		case wa == 0:
+			return -1
+		case wb == 0:
+			return 1
+		default:
+			return cmp.Compare(wa, wb)
+		}
+	}
 }
+
+// The second pass's weights: 0 for an ordinary character.
+const (
+	dashEnd = 1 + iota
+	dashApostrophe
+	dashHyphen
+)
+
+func dashWeight(s string, k int) int {
+	switch {
+	case k >= len(s):
+		return dashEnd
+	case s[k] == '\'':
+		return dashApostrophe
+	case s[k] == '-':
+		return dashHyphen
+	}
+	return 0
+}
+
+// pythonLess is azure-storage-*'s (Python) order: names compared character by character by
+// their place in pythonOrder, a name that runs out first sorting first.
+func pythonLess(a, b string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if ra, rb := pythonRank[a[i]], pythonRank[b[i]]; ra != rb {
+			return ra < rb
+		}
+	}
+	return len(a) < len(b)
+}
+
+// pythonOrder ranks the characters of header names as the Python SDKs do, from the lightest.
+const pythonOrder = "-!#$%&*.^_|~+\"'(),/`0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]abcdefghijklmnopqrstuvwxyz{}"
+
+var pythonRank = func() (rank [256]uint8) {
+	for i := range rank {
+		rank[i] = 255 // not in the ranking: the Python SDK refuses to sign; last here
+	}
+	for i := 0; i < len(pythonOrder); i++ {
+		rank[pythonOrder[i]] = uint8(i)
+	}
+	return rank
+}()
 
 // canonicalizedQuery renders every query parameter as "\nname:value", names lower-cased and
 // sorted, several values of one name sorted and joined with ','.

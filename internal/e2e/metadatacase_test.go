@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +31,8 @@ import (
 // in, and Python's, Java's and Go's clients hand names back as they come, so "Author" must
 // come back "Author", not "author". net/http canonicalises request header names; the server
 // recovers them from the connection (server/rawnames.go), which only the real listener does,
-// so this test serves the Blob and Queue services as the tabula command does.
+// so this test serves the Blob and Queue services as the tabula command does. It also signs
+// names the SDKs sort differently ('_' against digits) with the Go and Python SDKs.
 func TestMetadataNamesKeepTheirCase(t *testing.T) {
 	st, err := pebble.Open("", pebble.Options{InMemory: true})
 	if err != nil {
@@ -124,6 +127,24 @@ func TestMetadataNamesKeepTheirCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	wire.wantAll(t, "List Queues", "<QueueOwner>q</QueueOwner>")
+
+	// Names the Go SDK signs in the service's order, which puts '_' before digits.
+	if _, err := client.UploadBuffer(bg, "cased", "signed", nil, &azblob.UploadBufferOptions{
+		Metadata: map[string]*string{"a0": to.Ptr("1"), "a_": to.Ptr("2"), "a_b": to.Ptr("3"), "a1b": to.Ptr("4")},
+	}); err != nil {
+		t.Fatalf("metadata names with '_' and digits: %v", err)
+	}
+
+	// Python: names as set, and signed in Python's own order.
+	python := pythonWithAzure(t)
+	script, _ := filepath.Abs(filepath.Join("testdata", "python", "metadata_names.py"))
+	conn := func(service, addr string) string {
+		return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + devKey + ";" + service + "Endpoint=http://" + addr + "/devstoreaccount1;"
+	}
+	out, err := exec.Command(python, script, conn("Blob", blobAddr), conn("Queue", queueAddr)).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "python metadata names: ok") {
+		t.Fatalf("Python SDK run failed (%v):\n%s", err, out)
+	}
 }
 
 // wireRecorder is an HTTP client that keeps every byte its connections read.
