@@ -139,11 +139,10 @@ const putResponseBodyVersion = "2016-05-31"
 // beyond seven days (queue.md §2.1).
 const neverExpiresVersion = "2017-07-29"
 
+// putMessage answers Put Message. The request is judged whole before the queue is looked up:
+// a malformed body is 400 InvalidXmlDocument even for a queue that does not exist, as the real
+// service answers (the Python SDK's test_message_text_xml_invalid_chars recording).
 func (s *Server) putMessage(rq *request, name string) error {
-	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
-	if err != nil {
-		return err
-	}
 	visibility, err := timeoutParam(rq, 0, 0)
 	if err != nil {
 		return err
@@ -172,6 +171,10 @@ func (s *Server) putMessage(rq *request, name string) error {
 	}
 	if text == nil {
 		return azerr.Newf(azerr.InvalidXMLDocument, "XML specified is not syntactically valid: the body needs a <QueueMessage> with a <MessageText>.")
+	}
+	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
+	if err != nil {
+		return err
 	}
 	m, err := s.svc.PutMessage(rq.ctx, q, *text, visibility, ttl)
 	if err != nil {
@@ -299,12 +302,9 @@ func (s *Server) deleteMessage(rq *request, name, id string) error {
 }
 
 // updateMessage answers Update Message. A request without a body (Content-Length: 0, or a
-// body without MessageText) changes only the visibility.
+// body without MessageText) changes only the visibility. As for Put Message, the request is
+// judged whole before the queue is looked up.
 func (s *Server) updateMessage(rq *request, name, id string) error {
-	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
-	if err != nil {
-		return err
-	}
 	if !rq.Query.Has("popreceipt") {
 		return missingParam("popreceipt")
 	}
@@ -324,6 +324,10 @@ func (s *Server) updateMessage(rq *request, name, id string) error {
 		if text, err = parseMessageText(body); err != nil {
 			return err
 		}
+	}
+	q, err := s.svc.Queue(rq.ctx, rq.Account, name)
+	if err != nil {
+		return err
 	}
 	m, err := s.svc.UpdateMessage(rq.ctx, q, id, rq.Query.Get("popreceipt"), text, visibility)
 	if err != nil {

@@ -105,7 +105,8 @@ func (s *Server) getQueueACL(rq *request, name string) error {
 	if err != nil {
 		return err
 	}
-	rq.writeXML(http.StatusOK, auth.AppendSignedIdentifiers([]byte(xmlHeader), q.Policies), false)
+	// Cache-Control: no-cache, as the real service sends (Python SDK recordings).
+	rq.writeXML(http.StatusOK, auth.AppendSignedIdentifiers([]byte(xmlHeader), q.Policies), true)
 	return nil
 }
 
@@ -132,7 +133,7 @@ func (s *Server) getServiceProperties(rq *request) error {
 	if err != nil {
 		return err
 	}
-	rq.writeXML(http.StatusOK, serviceprops.AppendXML([]byte(xmlHeader), p, auth.Queue), false)
+	rq.writeXML(http.StatusOK, serviceprops.AppendXML([]byte(xmlHeader), p, auth.Queue), true)
 	return nil
 }
 

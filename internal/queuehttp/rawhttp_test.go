@@ -319,3 +319,31 @@ func TestCORSRulesOfTheQueueServiceApply(t *testing.T) {
 		t.Fatalf("CORS headers on an actual request: %v", resp.Header)
 	}
 }
+
+// A request is judged whole before its queue is looked up: a malformed message for a queue
+// that does not exist is 400 InvalidXmlDocument (the Python SDK's recording of
+// test_message_text_xml_invalid_chars, on a new account), a well-formed one 404 QueueNotFound.
+func TestMessageBodiesAreJudgedBeforeTheQueue(t *testing.T) {
+	s := newRawServer(t)
+	resp, body := s.do("POST", "/nosuch/messages", nil, "<?xml version='1.0' encoding='utf-8'?>\n<QueueMessage><MessageText>\x01</MessageText></QueueMessage>")
+	wantStatus(t, resp, body, 400, "InvalidXmlDocument")
+	resp, body = s.do("POST", "/nosuch/messages", nil, strings.Replace(putBody, "%s", "fine", 1))
+	wantStatus(t, resp, body, 404, "QueueNotFound")
+	resp, body = s.do("PUT", "/nosuch/messages/00000000-0000-0000-0000-000000000000?popreceipt=x&visibilitytimeout=0", nil, "<QueueMessage><MessageText>")
+	wantStatus(t, resp, body, 400, "InvalidXmlDocument")
+}
+
+// Get Queue ACL and Get Queue Service Properties say Cache-Control: no-cache, as the real
+// service does (the Python SDK's recordings of test_set_queue_acl_with_empty_signed_identifier
+// and test_set_cors).
+func TestSettingsReadsAreNotCached(t *testing.T) {
+	s := newRawServer(t)
+	s.do("PUT", "/jobs", nil, "")
+	for _, path := range []string{"/jobs?comp=acl", "/?restype=service&comp=properties"} {
+		resp, body := s.do("GET", path, nil, "")
+		wantStatus(t, resp, body, 200, "")
+		if got := resp.Header.Get("Cache-Control"); got != "no-cache" {
+			t.Errorf("GET %s: Cache-Control %q", path, got)
+		}
+	}
+}
