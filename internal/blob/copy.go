@@ -28,10 +28,12 @@ type SourceOptions struct {
 	LeaseID    string
 	Conditions Conditions
 	// Fetched says the source is read as a GET of it would be: the *From URL operations,
-	// where a source condition a GET answers with 304 Not Modified (If-None-Match,
-	// If-Modified-Since) leaves the copy source unverified (304 CannotVerifyCopySource,
-	// copy source status 304), as azblob's live tests see the real service answer. Copy
-	// Blob's own source conditions fail with 412 SourceConditionNotMet.
+	// where a source condition a GET refuses leaves the copy source unverified
+	// (CannotVerifyCopySource with the GET's status: 304 for If-None-Match and
+	// If-Modified-Since, as azblob's live tests see the real service answer, 412 for
+	// If-Match and If-Unmodified-Since), but for an If-Match no ETag can satisfy (412
+	// SourceConditionNotMet). Copy Blob's own source conditions fail with 412
+	// SourceConditionNotMet.
 	Fetched bool
 	// CRC64 (x-ms-source-content-crc64), when not nil, must be the CRC-64 of the source
 	// range a *From URL operation reads (400 Crc64Mismatch).
@@ -70,6 +72,19 @@ func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions
 			e.Status = http.StatusNotModified
 			e.Header = http.Header{"x-ms-copy-source-status-code": {"304"}}
 			return blobState{}, e
+		}
+		// An If-Match no ETag can satisfy is refused before the source is read (412
+		// SourceConditionNotMet, azblob's live TestPutBlobFromUrlSourceIfMatchFalse); the
+		// read of the source then answers the others 412, which leaves the source unverified
+		// (Python SDK recordings: Put Blob From URL's unmet x-ms-source-if-unmodified-since,
+		// Append Block From URL's unmet x-ms-source-if-match).
+		if !noETagOfOurs(c.IfMatch) {
+			if err := (Conditions{IfMatch: c.IfMatch, IfUnmodifiedSince: c.IfUnmodifiedSince}).checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), nil, modify, azerr.ConditionNotMet); err != nil {
+				e := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: its conditions answered 412 Precondition Failed.")
+				e.Status = http.StatusPreconditionFailed
+				e.Header = http.Header{"x-ms-copy-source-status-code": {"412"}, "x-ms-copy-source-error-code": {string(azerr.ConditionNotMet)}}
+				return blobState{}, e
+			}
 		}
 	}
 	// x-ms-source-if-tags unmet is ConditionNotMet, as the JS SDK's live conditional tags

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -350,6 +351,27 @@ func TestFromURLAnswers(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") || !strings.Contains(err.Error(), "304") {
 			t.Fatalf("Put Blob From URL, source If-None-Match its ETag: %v", err)
 		}
+		// The read of the source refuses If-Unmodified-Since and If-Match 412 (the Python SDK's
+		// recordings); an If-Match no ETag can be is refused before (TestPutBlobFromUrlSourceIfMatchFalse).
+		if _, err := c.NewAppendBlobClient("appended").Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for name, cond := range map[string]*blob.SourceModifiedAccessConditions{
+			"If-Unmodified-Since long ago": {SourceIfUnmodifiedSince: to.Ptr(time.Now().Add(-time.Hour))},
+			"If-Match another ETag":        {SourceIfMatch: to.Ptr(azcore.ETag("0x8D0000000000000"))},
+		} {
+			_, err = c.NewBlockBlobClient("dst").UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{SourceModifiedAccessConditions: cond})
+			if err == nil || !strings.Contains(err.Error(), "CannotVerifyCopySource") {
+				t.Fatalf("Put Blob From URL, source %s: %v", name, err)
+			}
+			wantStatus(t, err, 412, "CannotVerifyCopySource")
+			_, err = c.NewAppendBlobClient("appended").AppendBlockFromURL(ctx, srcURL, &appendblob.AppendBlockFromURLOptions{SourceModifiedAccessConditions: cond})
+			wantStatus(t, err, 412, "CannotVerifyCopySource")
+		}
+		_, err = c.NewBlockBlobClient("dst").UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{
+			SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfMatch: to.Ptr(azcore.ETag("a"))},
+		})
+		wantStatus(t, err, 412, "SourceConditionNotMet")
 
 		sum := md5.Sum(data)
 		crc := blobCRC64(data)
