@@ -50,32 +50,53 @@ const resultChunk = 1 << 20
 // record for each record a condition could not judge (left out), a fatal one where the input
 // cannot be read further, progress every 4 MiB and at the end, and the end record. It fails
 // only when writing fails.
+//
+// The stream is framed as the service frames it (the Python SDK's recordings): each stretch
+// of input between progress records gives its output as data records (one at the least, even
+// empty, before anything else of the stretch), then the stretch's errors, then its progress.
+// Nothing follows a fatal error but the last progress and the end.
 func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) error {
 	aw, err := newAvroWriter(w)
 	if err != nil {
-		return err
-	}
-	// The service's stream opens with an empty result record, whatever follows (the Python
-	// SDK's recordings; its reader expects data first).
-	if err := aw.result(nil); err != nil {
 		return err
 	}
 	counted := &countingReader{r: body}
 	src := bufio.NewReaderSize(counted, 64<<10)
 	var records recordReader
 	if in.Kind == "json" {
-		records = &jsonReader{r: src, sep: in.RecordSeparator}
+		records = &jsonReader{r: src, sep: in.RecordSeparator, afterScalar: -1}
 	} else {
 		records = &csvReader{r: src, f: in}
 	}
 	var buf bytes.Buffer
+	wroteData := false // in this stretch
 	flush := func() error {
-		if buf.Len() == 0 {
+		if buf.Len() == 0 && wroteData {
 			return nil
 		}
+		wroteData = true
 		err := aw.result(buf.Bytes())
 		buf.Reset()
 		return err
+	}
+	type failure struct {
+		fatal             bool
+		name, description string
+		position          int64
+	}
+	var failures []failure
+	// endStretch writes the stretch's data, errors and progress.
+	endStretch := func(scanned int64) error {
+		if err := flush(); err != nil {
+			return err
+		}
+		for _, f := range failures {
+			if err := aw.failure(f.fatal, f.name, f.description, f.position); err != nil {
+				return err
+			}
+		}
+		failures, wroteData = failures[:0], false
+		return aw.progress(scanned, total)
 	}
 	wroteHeader := false
 	nextProgress := int64(progressEvery)
@@ -86,29 +107,22 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 		}
 		var fatal *parseError
 		if errors.As(err, &fatal) {
-			if err := flush(); err != nil {
-				return err
-			}
-			if err := aw.failure(true, "ParseError", fatal.description, fatal.position); err != nil {
-				return err
-			}
-			// What the service answers after a fatal error: one record separator (the JS
-			// SDK's live "fatal error event" test reads "\n").
-			buf.WriteString(out.RecordSeparator)
+			failures = append(failures, failure{true, fatal.name, fatal.description, fatal.position})
 			break
 		}
 		if err != nil {
 			return err
 		}
+		if r, ok := rec.(*jsonRecord); ok && r.scalar {
+			// A JSON value that is no object is a record without fields: an empty line
+			// (the JS SDK's live "fatal error event" test reads "\n" for "100,…").
+			buf.WriteString(out.RecordSeparator)
+			continue
+		}
 		if q.Where != nil {
 			ok, err := eval(q.Where, rec)
 			if err == errConversion {
-				if err := flush(); err != nil {
-					return err
-				}
-				if err := aw.failure(false, "InvalidTypeConversion", errConversion.Error(), rec.position()); err != nil {
-					return err
-				}
+				failures = append(failures, failure{false, "InvalidTypeConversion", errConversion.Error(), rec.position()})
 				continue
 			}
 			if !ok {
@@ -118,13 +132,8 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 		names, values, missing := project(q, rec)
 		if missing != "" && in.Kind != "json" {
 			// A row without a selected column is left out, with a non-fatal error (the
-			// Python SDK's live nonfatal_error tests count one). UNSURE: the error's name.
-			if err := flush(); err != nil {
-				return err
-			}
-			if err := aw.failure(false, "InvalidColumnOrdinal", fmt.Sprintf("The record has no column %s.", missing), rec.position()); err != nil {
-				return err
-			}
+			// Python SDK's recording of test_quick_query_iter_records_with_nonfatal_error_handler).
+			failures = append(failures, failure{false, "InvalidColumnOrdinal", "Column ordinal does not exist in row.", rec.position()})
 			continue
 		}
 		if out.Kind == "json" {
@@ -142,19 +151,13 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 			}
 		}
 		if counted.n >= nextProgress {
-			if err := flush(); err != nil {
-				return err
-			}
-			if err := aw.progress(min(counted.n, total), total); err != nil {
+			if err := endStretch(min(counted.n, total)); err != nil {
 				return err
 			}
 			nextProgress = counted.n + progressEvery
 		}
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if err := aw.progress(total, total); err != nil {
+	if err := endStretch(total); err != nil {
 		return err
 	}
 	return aw.end(total)
@@ -274,8 +277,11 @@ func writeJSON(buf *bytes.Buffer, names []string, values []value, f Format) {
 	buf.WriteString(f.RecordSeparator)
 }
 
-// parseError stops a query: the input cannot be read on from position.
+// parseError stops a query: the input cannot be read on from position. name is the error
+// record's: ParseError for input where a record should begin, InternalError for a record
+// that cannot be read.
 type parseError struct {
+	name        string
 	description string
 	position    int64
 }
@@ -412,12 +418,16 @@ type jsonReader struct {
 	sep     string
 	pos     int64
 	pending []*jsonRecord // the rest of a top-level array
+	// afterScalar is the start of the scalar just read, -1 after anything else: an error
+	// right after a scalar is reported at the scalar's position.
+	afterScalar int64
 }
 
 type jsonRecord struct {
 	names  []string
 	values []value
 	start  int64
+	scalar bool // a JSON value that is no object: a record without fields
 }
 
 func (r *jsonRecord) position() int64          { return r.start }
@@ -453,9 +463,10 @@ func (j *jsonReader) next() (record, error) {
 		start := j.pos
 		j.pos++
 		if b != '{' && b != '[' {
-			return nil, j.unexpected(b, start)
+			return j.scalar(b, start)
 		}
-		raw, err := j.value(b)
+		j.afterScalar = -1
+		raw, err := j.value(b, start)
 		if err != nil {
 			return nil, err
 		}
@@ -464,7 +475,7 @@ func (j *jsonReader) next() (record, error) {
 		}
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, &parseError{fmt.Sprintf("Invalid JSON at [byte: %d].", start), start}
+			return nil, unreadable(start)
 		}
 		for _, it := range items {
 			rec, err := decodeObject(it, start)
@@ -477,30 +488,60 @@ func (j *jsonReader) next() (record, error) {
 	}
 }
 
-// unexpected is the fatal error of input that is not a JSON object or array: a scalar is
-// read past, and the token after it named (as the service does: "100,200" is refused at its
-// comma, byte 3).
-func (j *jsonReader) unexpected(b byte, at int64) error {
-	start := at // the error's position is the record's; its description names the byte
-	for !strings.ContainsRune(",:{}[] \t\r\n", rune(b)) {
-		nb, err := j.r.ReadByte()
+// scalar reads input that does not open an object or array, from its first byte b at start:
+// a JSON scalar (a number, string, true, false, null) is a record without fields, as the
+// service reads "100,200" (an empty line, then a fatal error at the comma); anything else is
+// a fatal ParseError naming the byte, at the position of the scalar before it if there was one.
+func (j *jsonReader) scalar(b byte, start int64) (record, error) {
+	token := []byte{b}
+	inString, escaped := b == '"', false
+	for {
+		next, err := j.r.Peek(1)
 		if err != nil {
 			break
 		}
-		b, at = nb, j.pos
+		c := next[0]
+		if !inString && strings.IndexByte(",:{}[] \t\r\n", c) >= 0 {
+			break
+		}
+		_, _ = j.r.ReadByte()
 		j.pos++
+		token = append(token, c)
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		}
 	}
-	return &parseError{fmt.Sprintf("Unexpected token '%c' at [byte: %d]. Expecting tokens '{', or '['.", b, at), start}
+	if json.Valid(token) {
+		j.afterScalar = start
+		return &jsonRecord{start: start, scalar: true}, nil
+	}
+	position := start
+	if j.afterScalar >= 0 {
+		position = j.afterScalar
+	}
+	return nil, &parseError{"ParseError", fmt.Sprintf("Unexpected token '%c' at [byte: %d]. Expecting tokens '{', or '['.", b, start), position}
+}
+
+// unreadable is the fatal error of a record that opened as an object or array but cannot be
+// read: the service's own words (the Python SDK's recording of
+// test_quick_query_readall_with_fatal_error_handler, for {name: owner}).
+func unreadable(start int64) error {
+	return &parseError{"InternalError", "Internal parse exception.", start}
 }
 
 // value reads the rest of an object or array that opened with open.
-func (j *jsonReader) value(open byte) ([]byte, error) {
+func (j *jsonReader) value(open byte, start int64) ([]byte, error) {
 	raw := []byte{open}
 	depth, inString, escaped := 1, false, false
 	for depth > 0 {
 		b, err := j.r.ReadByte()
 		if err == io.EOF {
-			return nil, &parseError{fmt.Sprintf("Unexpected end of input at [byte: %d].", j.pos), j.pos}
+			return nil, unreadable(start)
 		}
 		if err != nil {
 			return nil, err
@@ -527,7 +568,7 @@ func (j *jsonReader) value(open byte) ([]byte, error) {
 func decodeObject(raw []byte, start int64) (*jsonRecord, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	bad := &parseError{fmt.Sprintf("Invalid JSON object at [byte: %d].", start), start}
+	bad := unreadable(start)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, bad
 	}

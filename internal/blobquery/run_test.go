@@ -137,7 +137,7 @@ func TestQueries(t *testing.T) {
 		{"CRLF records", "select b from BlobStorage", "a,b\r\n1,x\r\n2,y\r\n", Format{Kind: "delimited", ColumnSeparator: ",", RecordSeparator: "\n", HasHeaders: true},
 			DefaultFormat, "x\ny\n", ""},
 		{"a row without the column", "select b from BlobStorage", "a,b\n1,x\n2\n3,z\n", Format{Kind: "delimited", ColumnSeparator: ",", RecordSeparator: "\n", HasHeaders: true},
-			DefaultFormat, "x\nz\n", "error false InvalidColumnOrdinal 8 The record has no column b."},
+			DefaultFormat, "x\nz\n", "error false InvalidColumnOrdinal 8 Column ordinal does not exist in row."},
 		{"a JSON record without the key", "select name from BlobStorage", `{"name":"a"}` + "\n" + `{"other":"b"}` + "\n", jsonFormat, Format{Kind: "json", RecordSeparator: ";"},
 			`{"name":"a"};{};`, ""},
 		{"csv read as json", "select * from BlobStorage", csv, jsonFormat, jsonFormat, "\n",
@@ -161,6 +161,62 @@ func TestQueries(t *testing.T) {
 			n := len(events)
 			if n < 2 || events[n-2].kind != "progress" || events[n-2].scanned != int64(len(c.body)) || events[n-1].kind != "end" || events[n-1].total != int64(len(c.body)) {
 				t.Errorf("the answer does not end in progress and end of %d bytes: %+v", len(c.body), events)
+			}
+		})
+	}
+}
+
+// How the answer is framed, record by record, as the Python SDK's recordings of the real
+// service show it: a stretch's data (one record at the least, even empty) before its errors
+// and its progress, nothing after a fatal error but progress and end.
+func TestFraming(t *testing.T) {
+	q := func(expr string) *Query {
+		t.Helper()
+		parsed, err := Parse(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parsed
+	}
+	headed := Format{Kind: "delimited", ColumnSeparator: ",", RecordSeparator: "\n", HasHeaders: true}
+	badJSON := "{name: owner}\n{name2: owner2}\n{name: owner}"
+	for _, c := range []struct {
+		name    string
+		q       *Query
+		body    string
+		in, out Format
+		want    []string
+	}{
+		{"all of it (test_quick_query_iter_records)", q("select * from BlobStorage"), "a,b\n1,2\n", DefaultFormat, DefaultFormat,
+			[]string{`data "a,b\n1,2\n"`, "progress 8/8", "end 8"}},
+		{"a non-fatal error (…_with_nonfatal_error_handler)", q("select b from BlobStorage"), "a,b\n1,x\n2\n3,z\n", headed, DefaultFormat,
+			[]string{`data "x\nz\n"`, "error false InvalidColumnOrdinal 8", "progress 14/14", "end 14"}},
+		{"a fatal error (…_readall_with_fatal_error_handler)", q("SELECT * from BlobStorage"), badJSON, Format{Kind: "json", RecordSeparator: "\n"},
+			Format{Kind: "delimited", ColumnSeparator: ";", FieldQuote: "'", RecordSeparator: ".", EscapeChar: "\\"},
+			[]string{`data ""`, "error true InternalError 0", "progress 43/43", "end 43"}},
+		{"a scalar, then a fatal error (the JS SDK's fatal error event)", q("select * from BlobStorage"), "100,200\n", Format{Kind: "json", RecordSeparator: "\n"}, Format{Kind: "json", RecordSeparator: "\n"},
+			[]string{`data "\n"`, "error true ParseError 0", "progress 8/8", "end 8"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Run(&buf, strings.NewReader(c.body), int64(len(c.body)), c.q, c.in, c.out); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range decode(t, buf.Bytes()) {
+				switch e.kind {
+				case "data":
+					got = append(got, fmt.Sprintf("data %q", e.data))
+				case "error":
+					got = append(got, fmt.Sprint("error ", e.fatal, " ", e.name, " ", e.position))
+				case "progress":
+					got = append(got, fmt.Sprintf("progress %d/%d", e.scanned, e.total))
+				case "end":
+					got = append(got, fmt.Sprint("end ", e.total))
+				}
+			}
+			if strings.Join(got, "; ") != strings.Join(c.want, "; ") {
+				t.Errorf("records\n %s\nwant\n %s", strings.Join(got, "; "), strings.Join(c.want, "; "))
 			}
 		})
 	}
