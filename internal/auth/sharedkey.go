@@ -142,7 +142,13 @@ func (a *Authenticator) authenticateSharedKey(r *Request, credentials string, li
 			return &Grant{account: acct.Name}, nil
 		}
 	}
-	for _, path := range alternativePaths(rawPath, name) {
+	alternatives := alternativePaths(rawPath, name)
+	if r.Service == Table {
+		if p, ok := repeatedAccountPath(rawPath, name); ok {
+			alternatives = append(alternatives, p)
+		}
+	}
+	for _, path := range alternatives {
 		for _, s := range stringsToSign(path) {
 			if signedByAnyKey(acct.macs, s, sig) {
 				return &Grant{account: acct.Name}, nil
@@ -216,6 +222,23 @@ func primaryPath(rawPath, account string) (string, bool) {
 		return "/" + account, true
 	}
 	return "/" + account + "/" + tail, true
+}
+
+// repeatedAccountPath reads the path Python's azure-data-tables sends to a path-style
+// secondary endpoint, /{account}-secondary/{account}/rest: it puts the secondary segment in
+// front of the primary URL's path, and signs that primary path, /{account}/rest. Only the Table
+// service reads paths so (a table's path holds no '/'; a container may bear the account's
+// name).
+func repeatedAccountPath(rawPath, account string) (string, bool) {
+	primary, ok := primaryPath(rawPath, account)
+	if !ok {
+		return "", false
+	}
+	rest := primary[len("/"+account):]
+	if len(rest) <= len(account)+1 || !strings.EqualFold(rest[1:len(account)+1], account) || rest[len(account)+1] != '/' {
+		return "", false
+	}
+	return rest, true
 }
 
 // escapePath percent-encodes (upper-case hex) every byte of s that keep rejects.

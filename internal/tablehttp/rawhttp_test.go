@@ -385,3 +385,33 @@ func TestPointQuerySelectInTheMetadataURL(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 }
+
+// Python's azure-data-tables addresses a path-style secondary endpoint as
+// /{account}-secondary/{account}/… and signs the primary path, /{account}/… (seen from
+// get_service_stats and `az storage table stats`): both the service's statistics and the
+// tables answer there.
+func TestSecondaryAsPythonAddressesIt(t *testing.T) {
+	s := newRawServer(t)
+	s.createTable("replica")
+	for _, path := range []string{"/devstoreaccount1/?restype=service&comp=stats", "/devstoreaccount1/Tables", "/devstoreaccount1/replica()"} {
+		req, _ := http.NewRequest("GET", s.srv.URL+"/devstoreaccount1-secondary"+path, nil)
+		date := time.Now().UTC().Format(http.TimeFormat)
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("x-ms-version", "2019-02-02")
+		req.Header.Set("Accept", "application/json;odata=nometadata")
+		resource := "/devstoreaccount1" + req.URL.EscapedPath()
+		if comp := req.URL.Query().Get("comp"); comp != "" {
+			resource += "?comp=" + comp
+		}
+		req.Header.Set("Authorization", "SharedKeyLite devstoreaccount1:"+auth.SignSharedKeyLite(s.key, date, resource))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET /devstoreaccount1-secondary%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}

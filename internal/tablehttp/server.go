@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -69,6 +70,14 @@ func (s *Server) serve(rq *request) error {
 	if err := rq.ResolveAccount(s.auth); err != nil {
 		return err
 	}
+	// Python's azure-data-tables addresses a path-style secondary endpoint as
+	// /{account}-secondary/{account}/… (auth.repeatedAccountPath): the second account
+	// segment is not a table.
+	if rq.Secondary && rq.PathStyle {
+		if rest, ok := cutPrefixFold(rq.Path, "/"+rq.Account+"/"); ok {
+			rq.Path = "/" + rest
+		}
+	}
 	if r.Method == http.MethodOptions {
 		rq.xmlErrors()
 		props, err := s.svc.ServiceProperties(rq.ctx, rq.Account)
@@ -113,4 +122,11 @@ func (rq *request) xmlErrorStyle() errorStyle {
 // (net/http refused it before any handler ran): as the XML m:error document.
 func ErrorBody(e *azerr.Error, requestID string) (contentType string, body []byte) {
 	return "application/xml", errorBody(e, requestID, errorsXML)
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return "", false
+	}
+	return s[len(prefix):], true
 }
