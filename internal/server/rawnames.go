@@ -20,9 +20,9 @@ import (
 // Content-Length or its chunks, skipped without being looked at) and notes, per request, the
 // x-ms-meta-* names as they were written. observe takes the note of the request it serves
 // (requests on a connection are served one at a time, in order) and renames the request's
-// metadata headers to "x-ms-meta-" + the name as sent. A note that does not belong to the
-// request (its request line differs) stops the scanner for the connection: names then stay
-// canonical, as before. Connections are HTTP/1.1 only (see tlsConfig).
+// metadata headers to "x-ms-meta-" + the name as sent. Each note is checked against the
+// request line of the request that takes it; a request none matches stops the scanner for
+// the connection, and names then stay canonical. Connections are HTTP/1.1 only (tlsConfig).
 
 // metaPrefix is what a metadata header's name starts with, in any case.
 const metaPrefix = "x-ms-meta-"
