@@ -157,17 +157,27 @@ func (s *Server) getPageRanges(rq *request) error {
 	out["x-ms-blob-content-length"] = []string{strconv.FormatInt(pr.Blob.Size, 10)}
 	w := newXML()
 	w.open("PageList")
-	ranges := func(name string, rs []blob.PageRange) {
-		for _, r := range rs {
-			w.open(name)
-			w.elem("Start", strconv.FormatInt(r.Start, 10))
-			w.elem("End", strconv.FormatInt(r.End, 10))
-			w.close(name)
+	// Written and cleared ranges in the order of their offsets, interleaved as the service
+	// lists them (clients that read one list in document order, such as the legacy Python
+	// library, get it sorted).
+	written, cleared := pr.Ranges, pr.Cleared
+	for len(written) > 0 || len(cleared) > 0 {
+		name, r := "PageRange", blob.PageRange{}
+		if len(cleared) > 0 && (len(written) == 0 || cleared[0].Start < written[0].Start) {
+			name, r, cleared = "ClearRange", cleared[0], cleared[1:]
+		} else {
+			r, written = written[0], written[1:]
 		}
+		w.open(name)
+		w.elem("Start", strconv.FormatInt(r.Start, 10))
+		w.elem("End", strconv.FormatInt(r.End, 10))
+		w.close(name)
 	}
-	ranges("PageRange", pr.Ranges)
-	ranges("ClearRange", pr.Cleared)
-	w.elem("NextMarker", pr.NextMarker)
+	// NextMarker came with paging (2020-10-02); older clients read every child of PageList
+	// as a range (the legacy Python library fails on one without a Start).
+	if rq.atLeast(versionPagedPageRanges) {
+		w.elem("NextMarker", pr.NextMarker)
+	}
 	w.close("PageList")
 	return rq.writeXML(http.StatusOK, w.Bytes())
 }

@@ -101,6 +101,19 @@ func TestVersionGates(t *testing.T) {
 	if n, next := ranges("2020-08-04"); n != 2 || next != "" {
 		t.Errorf("page ranges at 2020-08-04: %d ranges, marker %q; want all 2 and none", n, next)
 	}
+	// Before paging there is no NextMarker element at all: the legacy Python library reads
+	// every child of PageList as a range.
+	if body, _ := io.ReadAll(r.do("GET", "/gates/disk?comp=pagelist", map[string]string{"x-ms-version": "2018-11-09"}, nil).Body); bytes.Contains(body, []byte("NextMarker")) {
+		t.Errorf("page ranges at 2018-11-09: %s", body)
+	}
+	// A diff lists written and cleared ranges by offset, interleaved, as the service does.
+	snap := r.do("PUT", "/gates/disk?comp=snapshot", nil, nil).Header.Get("x-ms-snapshot")
+	r.do("PUT", "/gates/disk?comp=page", map[string]string{"x-ms-page-write": "clear", "x-ms-range": "bytes=0-511"}, nil)
+	r.do("PUT", "/gates/disk?comp=page", map[string]string{"x-ms-page-write": "update", "x-ms-range": "bytes=2048-2559"}, bytes.NewReader(make([]byte, 512)))
+	body, _ := io.ReadAll(r.do("GET", "/gates/disk?comp=pagelist&prevsnapshot="+url.QueryEscape(snap), map[string]string{"x-ms-version": "2018-11-09"}, nil).Body)
+	if want := "<PageList><ClearRange><Start>0</Start><End>511</End></ClearRange><PageRange><Start>2048</Start><End>2559</End></PageRange></PageList>"; !bytes.HasSuffix(body, []byte(want)) {
+		t.Errorf("page range diff %s, want it to end %s", body, want)
+	}
 	if n, next := ranges("2020-10-02"); n != 1 || next == "" {
 		t.Errorf("page ranges at 2020-10-02: %d ranges, marker %q; want 1 and a marker", n, next)
 	}
