@@ -133,11 +133,14 @@ type blobRecord struct {
 	Pieces uint32 `json:"pieces,omitempty"`
 	// Blocks counts committed blocks (block blobs written by Put Block List, append blobs);
 	// IDLen is the length of a block blob's committed block ids.
-	Blocks   int        `json:"blocks,omitempty"`
-	IDLen    int        `json:"idlen,omitempty"`
-	Sequence int64      `json:"seq,omitempty"`
-	Sealed   bool       `json:"sealed,omitempty"`
-	Copy     *CopyState `json:"copy,omitempty"`
+	Blocks   int   `json:"blocks,omitempty"`
+	IDLen    int   `json:"idlen,omitempty"`
+	Sequence int64 `json:"seq,omitempty"`
+	// Clears are a page blob's cleared ranges and when each was cleared (pages.go,
+	// clearedPages): what a page range diff reports as cleared since a snapshot.
+	Clears []clearedPages `json:"clears,omitempty"`
+	Sealed bool           `json:"sealed,omitempty"`
+	Copy   *CopyState     `json:"copy,omitempty"`
 	// Incremental is set on an incremental copy blob and its snapshots (incremental.go).
 	Incremental *incrementalState `json:"inc,omitempty"`
 	Tier        string            `json:"tier,omitempty"`

@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"io"
@@ -127,6 +128,9 @@ func (s *Service) writePages(ctx context.Context, p Path, r ByteRange, pieces []
 		}
 		if err := s.clearPages(ctx, &st, r.Start, r.End+1, &b); err != nil {
 			return nil, err
+		}
+		if pieces == nil {
+			st.b.Clears = addClear(st.b.Clears, clearedPages{Start: r.Start, End: r.End + 1, Ticks: s.nextTicks(0)})
 		}
 		st.b.Lease = st.b.Lease.afterWrite(now)
 		s.touchBlob(&st.b)
@@ -302,6 +306,8 @@ func (s *Service) GetPageRanges(ctx context.Context, p Path, o PageRangesOptions
 			out.Cleared = appendRange(out.Cleared, start, end)
 		}
 	})
+	snapTime, _ := time.Parse(snapshotLayout, snap)
+	out.Cleared = clearedSince(out.Cleared, st.b.Clears, ticksOf(snapTime), cur, from, end)
 	if o.MaxResults > 0 && len(out.Ranges)+len(out.Cleared) > o.MaxResults {
 		out.Ranges, out.Cleared, out.NextMarker = firstRanges(out.Ranges, out.Cleared, o.MaxResults)
 	}
@@ -398,4 +404,87 @@ func samePlace(a, b *span, x int64) bool {
 		return a.Obj == b.Obj
 	}
 	return a.Obj == b.Obj && a.Off+(x-a.start) == b.Off+(x-b.start)
+}
+
+// A page blob keeps a log of the ranges cleared in it (blobRecord.Clears), because Azure's
+// page range diff reports pages cleared since the earlier snapshot as ClearRange even when
+// they were empty then too, which comparing the two contents cannot tell (the Python SDK's
+// test_get_page_ranges_diff: pages written and cleared after the snapshot are a ClearRange).
+// Each entry holds when (ticks) it was cleared; a snapshot keeps the log as it was.
+
+// clearedPages is a cleared range [Start, End) and the ticks of its last clear.
+type clearedPages struct {
+	Start int64 `json:"s"`
+	End   int64 `json:"e"`
+	Ticks int64 `json:"t"`
+}
+
+// maxClears bounds the log. Past it, the two entries closest together become one, which
+// covers the pages between them too: reporting an empty page as cleared changes nothing for
+// a client that applies the diff.
+const maxClears = 64
+
+// addClear returns log with c added: a new slice (a snapshot may share the old one), sorted,
+// entries that touch merged (keeping the later ticks), at most maxClears long.
+func addClear(log []clearedPages, c clearedPages) []clearedPages {
+	all := append(append(make([]clearedPages, 0, len(log)+1), log...), c)
+	slices.SortFunc(all, func(a, b clearedPages) int { return cmp.Compare(a.Start, b.Start) })
+	out := all[:0]
+	for _, e := range all {
+		if n := len(out); n > 0 && e.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, e.End)
+			out[n-1].Ticks = max(out[n-1].Ticks, e.Ticks)
+			continue
+		}
+		out = append(out, e)
+	}
+	for len(out) > maxClears {
+		closest := 0
+		for i := 1; i+1 < len(out); i++ {
+			if out[i+1].Start-out[i].End < out[closest+1].Start-out[closest].End {
+				closest = i
+			}
+		}
+		out[closest].End = out[closest+1].End
+		out[closest].Ticks = max(out[closest].Ticks, out[closest+1].Ticks)
+		out = slices.Delete(out, closest+1, closest+2)
+	}
+	return out
+}
+
+// clearedSince adds to cleared (a diff's ClearRanges, sorted) the pages of [from, end) the log
+// says were cleared after ticks and that hold no bytes now (cur: the written spans, sorted).
+func clearedSince(cleared []PageRange, log []clearedPages, ticks int64, cur []span, from, end int64) []PageRange {
+	var extra []PageRange
+	for _, c := range log {
+		if c.Ticks <= ticks {
+			continue
+		}
+		start, stop := max(c.Start, from), min(c.End, end)
+		for _, sp := range cur {
+			if start >= stop {
+				break
+			}
+			if sp.end <= start || sp.start >= stop {
+				continue
+			}
+			if sp.start > start {
+				extra = append(extra, PageRange{Start: start, End: sp.start - 1})
+			}
+			start = sp.end
+		}
+		if start < stop {
+			extra = append(extra, PageRange{Start: start, End: stop - 1})
+		}
+	}
+	if len(extra) == 0 {
+		return cleared
+	}
+	all := append(cleared, extra...)
+	slices.SortFunc(all, func(a, b PageRange) int { return cmp.Compare(a.Start, b.Start) })
+	out := []PageRange{}
+	for _, r := range all {
+		out = appendRange(out, r.Start, r.End+1)
+	}
+	return out
 }

@@ -216,3 +216,65 @@ func TestPageRangesDiff(t *testing.T) {
 		}
 	})
 }
+
+// Pages cleared since a snapshot are a ClearRange even when they held nothing at the
+// snapshot (the Python SDK's test_get_page_ranges_diff), unless written again since; a clear
+// before the snapshot is not reported; a diff between two snapshots sees the clears between
+// them.
+func TestPageRangesDiffReportsClears(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		e.createPageBlob("disk", 12*PageSize)
+		e.clearPages("disk", 10, 11) // before every snapshot: never reported
+		snap1 := e.snapshot("disk")
+		e.writePages("disk", 0, 2, 'a')
+		snap2 := e.snapshot("disk")
+		e.clearPages("disk", 1, 1)
+		e.clearPages("disk", 5, 6) // empty at both snapshots
+		e.clearPages("disk", 8, 8)
+		e.writePages("disk", 8, 8, 'b') // cleared, then written again
+		if got := e.pageRanges(path("disk"), snap1); got != "0-0 2-2 8-8 clear 1-1 clear 5-6 " {
+			t.Errorf("diff from the first snapshot %q", got)
+		}
+		if got := e.pageRanges(path("disk"), snap2); got != "8-8 clear 1-1 clear 5-6 " {
+			t.Errorf("diff from the second snapshot %q", got)
+		}
+		snap3 := e.snapshot("disk")
+		if got := e.pageRanges(path("disk"), snap3); got != "" {
+			t.Errorf("no change since the last snapshot: %q", got)
+		}
+		if got := e.pageRanges(snapshotPath("disk", snap3), snap2); got != "8-8 clear 1-1 clear 5-6 " {
+			t.Errorf("diff between two snapshots %q", got)
+		}
+		if got := e.pageFills(path("disk")); got != "a.a.....b..." {
+			t.Errorf("pages %s", got)
+		}
+	})
+}
+
+// The clear log stays short: past maxClears entries, the closest two become one.
+func TestClearLogIsBounded(t *testing.T) {
+	var log []clearedPages
+	for i := range int64(200) {
+		log = addClear(log, clearedPages{Start: i * 4 * PageSize, End: i*4*PageSize + PageSize, Ticks: i + 1})
+	}
+	if len(log) != maxClears {
+		t.Fatalf("%d entries", len(log))
+	}
+	covered := map[int64]bool{}
+	for i, c := range log {
+		if i > 0 && c.Start < log[i-1].End {
+			t.Fatalf("entries %d and %d overlap: %+v", i-1, i, log)
+		}
+		for p := c.Start; p < c.End; p += PageSize {
+			covered[p/PageSize] = true
+		}
+	}
+	for i := range int64(200) {
+		if !covered[i*4] {
+			t.Fatalf("page %d was cleared and is not in the log", i*4)
+		}
+	}
+	if log[len(log)-1].Ticks != 200 {
+		t.Errorf("the last entry's ticks %d", log[len(log)-1].Ticks)
+	}
+}
