@@ -340,8 +340,8 @@ func AppendXML(b []byte, p Properties, service auth.Service) []byte {
 			w.open("CorsRule")
 			w.elem("AllowedMethods", strings.Join(r.AllowedMethods, ","))
 			w.elem("AllowedOrigins", strings.Join(r.AllowedOrigins, ","))
-			w.elem("AllowedHeaders", strings.Join(r.AllowedHeaders, ","))
-			w.elem("ExposedHeaders", strings.Join(r.ExposedHeaders, ","))
+			w.elem("AllowedHeaders", headerList(r.AllowedHeaders))
+			w.elem("ExposedHeaders", headerList(r.ExposedHeaders))
 			w.elem("MaxAgeInSeconds", strconv.Itoa(r.MaxAgeInSeconds))
 			w.close("CorsRule")
 		}
@@ -406,4 +406,19 @@ func (w *xmlWriter) metrics(name string, m Metrics) {
 	}
 	w.retention(m.Retention)
 	w.close(name)
+}
+
+// headerList writes a CORS rule's header names as the service lists them: the exact names,
+// then the prefixes (ending in '*'), each in the order they were set (the Python SDK's
+// recording of test_set_cors).
+func headerList(names []string) string {
+	ordered := make([]string, 0, len(names))
+	for _, prefixes := range []bool{false, true} {
+		for _, n := range names {
+			if strings.HasSuffix(n, "*") == prefixes {
+				ordered = append(ordered, n)
+			}
+		}
+	}
+	return strings.Join(ordered, ",")
 }

@@ -110,3 +110,22 @@ func FuzzParseUpdate(f *testing.F) {
 		}
 	})
 }
+
+// A CORS rule's header lists come back exact names first, then prefixes, as the real service
+// answered the Python SDK's test_set_cors.
+func TestCorsHeaderListsNamesBeforePrefixes(t *testing.T) {
+	set := `<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>www.xyz.com</AllowedOrigins><AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>500</MaxAgeInSeconds>` +
+		`<ExposedHeaders>x-ms-meta-data*,x-ms-meta-source*,x-ms-meta-abc,x-ms-meta-bcd</ExposedHeaders><AllowedHeaders>x-ms-meta-data*,x-ms-meta-target*,x-ms-meta-xyz,x-ms-meta-foo</AllowedHeaders></CorsRule></Cors></StorageServiceProperties>`
+	update, err := ParseUpdate([]byte(set), auth.Queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Default()
+	update(&p)
+	got := string(AppendXML(nil, p, auth.Queue))
+	for _, want := range []string{"<AllowedHeaders>x-ms-meta-xyz,x-ms-meta-foo,x-ms-meta-data*,x-ms-meta-target*</AllowedHeaders>", "<ExposedHeaders>x-ms-meta-abc,x-ms-meta-bcd,x-ms-meta-data*,x-ms-meta-source*</ExposedHeaders>"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s lacks %s", got, want)
+		}
+	}
+}
