@@ -11,6 +11,7 @@ import (
 
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/server"
 )
 
 // Request headers become the arguments of the blob service's calls here; what the service
@@ -71,33 +72,21 @@ func conditions(h http.Header, prefix string) blob.Conditions {
 	}
 }
 
-// metadata reads the x-ms-meta-* headers. A name keeps the case the client wrote it in: the
-// server hands headers over named "x-ms-meta-" + the name as sent (server/rawnames.go).
-// Where that case is unknown (net/http's canonical "X-Ms-Meta-Name" is all there is) the name
-// is kept lower case, how most clients write them.
+// metadata reads the x-ms-meta-* headers, names in the case the client wrote them where the
+// server could recover it (server.MetaName).
 func metadata(h http.Header) blob.Metadata {
 	var md blob.Metadata
 	for k, vs := range h {
-		name, ok := cutPrefixFold(k, "x-ms-meta-")
+		name, ok := server.MetaName(k)
 		if !ok {
 			continue
 		}
 		if md == nil {
 			md = blob.Metadata{}
 		}
-		if !strings.HasPrefix(k, "x-ms-meta-") {
-			name = strings.ToLower(name)
-		}
 		md[name] = strings.Join(vs, ",")
 	}
 	return md
-}
-
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
-		return "", false
-	}
-	return s[len(prefix):], true
 }
 
 // base64Header decodes a base64 header: the error names the header and is code's.

@@ -11,28 +11,22 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/queue"
+	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/serviceprops"
 	"github.com/tabula-dev/tabula/internal/xmltext"
 )
 
 // --- metadata headers ---
 
-// requestMetadata reads the x-ms-meta-* headers. A name keeps the case the client wrote it
-// in: the server hands headers over named "x-ms-meta-" + the name as sent
-// (server/rawnames.go). Where that case is unknown (net/http's canonical "X-Ms-Meta-Name" is
-// all there is) the name is kept lower case, how most clients write them. A header sent
-// twice is one value, joined with commas as HTTP joins repeated headers.
+// requestMetadata reads the x-ms-meta-* headers, names in the case the client wrote them
+// where the server could recover it (server.MetaName). A header sent twice is one value,
+// joined with commas as HTTP joins repeated headers.
 func requestMetadata(h http.Header) queue.Metadata {
 	var md queue.Metadata
 	for k, v := range h {
-		name, ok := strings.CutPrefix(k, "x-ms-meta-")
-		if !ok {
-			if name, ok = strings.CutPrefix(k, "X-Ms-Meta-"); !ok {
-				continue
-			}
-			name = strings.ToLower(name)
+		if name, ok := server.MetaName(k); ok {
+			md = append(md, queue.MetadataPair{Name: name, Value: strings.Join(v, ",")})
 		}
-		md = append(md, queue.MetadataPair{Name: name, Value: strings.Join(v, ",")})
 	}
 	slices.SortFunc(md, func(a, b queue.MetadataPair) int {
 		if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {

@@ -281,6 +281,20 @@ func (n *requestNote) isLineOf(r *http.Request) bool {
 	return h == n.lineHash
 }
 
+// MetaName reads the metadata name of a request header key: ok for an x-ms-meta-* header.
+// The name keeps the case the client wrote it in when renameMetaHeaders recovered it (the key
+// then starts "x-ms-meta-"); where only net/http's canonical "X-Ms-Meta-Name" is known, the
+// name is lower case, how most clients write them.
+func MetaName(key string) (name string, ok bool) {
+	if name, ok := strings.CutPrefix(key, metaPrefix); ok {
+		return name, true
+	}
+	if len(key) < len(metaPrefix) || !strings.EqualFold(key[:len(metaPrefix)], metaPrefix) {
+		return "", false
+	}
+	return strings.ToLower(key[len(metaPrefix):]), true
+}
+
 // renameMetaHeaders gives r's metadata headers the names the client wrote: "x-ms-meta-" (so
 // that a handler can tell them from names whose case is unknown, which keep net/http's
 // "X-Ms-Meta-") and the name's own case. A name sent in several cases becomes several

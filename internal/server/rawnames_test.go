@@ -129,3 +129,20 @@ func BenchmarkMetaNameScanner(b *testing.B) {
 		}
 	}
 }
+
+func TestMetaName(t *testing.T) {
+	for key, want := range map[string]string{
+		"x-ms-meta-Author": "Author", // renamed: the case as sent
+		"X-Ms-Meta-Author": "author", // canonical: the case is unknown
+		"X-Ms-Meta-":       "",       // an empty name, for the service to refuse
+	} {
+		if got, ok := MetaName(key); !ok || got != want {
+			t.Errorf("MetaName(%q) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+	for _, key := range []string{"X-Ms-Version", "X-Ms-Met", "Content-Type"} {
+		if _, ok := MetaName(key); ok {
+			t.Errorf("MetaName(%q) took it for metadata", key)
+		}
+	}
+}
