@@ -42,6 +42,12 @@ type SourceOptions struct {
 	// source written with a customer-provided key is read with that key only (409
 	// CannotVerifyCopySource, as the .NET SDK's recordings see the real service answer).
 	CustomerKey string
+	// Refused, when not nil, is why the source cannot be read at all (its URL or credential):
+	// Copy Blob and Put Blob From URL answer it once the destination's lease and conditions
+	// have passed, as the service judges the destination before it fetches the source (the
+	// JS SDK's live "conditional tags sync copy's destination blob" test copies from a URL
+	// no server here can read and expects the destination's ConditionNotMet).
+	Refused error
 }
 
 // loadSource reads a copy's source (of dst's account or another) for a copy into dst: a
@@ -233,22 +239,26 @@ func canonicalTier(tier string) (string, error) {
 
 // copyInto replaces dst with what build makes of the source (build sees the destination as
 // read, st), as Put Blob replaces a blob; then, when not nil, adds what else the copy writes
-// once next is final.
+// once next is final. The destination's lease and conditions are judged before the source
+// is read.
 func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions, leaseID string, cond Conditions, scope string, pr Protection,
 	then func(st *blobState, next *blobRecord, b *batch) error,
 	build func(ctx context.Context, srcSt, st *blobState, b *batch, now time.Time) (blobRecord, error)) (Blob, error) {
 	var out Blob
 	err := s.update(ctx, func() ([]store.Mutation, error) {
-		srcSt, err := s.loadSource(ctx, dst, src, so)
-		if err != nil {
-			return nil, err
-		}
 		st, err := s.loadBlob(ctx, dst)
 		if err != nil {
 			return nil, err
 		}
 		now := s.Now()
 		if err := s.checkCopyDestination(&st, leaseID, cond, now); err != nil {
+			return nil, err
+		}
+		if so.Refused != nil {
+			return nil, so.Refused
+		}
+		srcSt, err := s.loadSource(ctx, dst, src, so)
+		if err != nil {
 			return nil, err
 		}
 		var b batch

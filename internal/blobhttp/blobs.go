@@ -189,6 +189,16 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 	return p, nil
 }
 
+// destinationFirst passes on copySource's answer, but holds back a source that cannot be
+// verified (refused) for the copy to answer once it has judged the destination, which the
+// service does first; a malformed source header is answered at once.
+func destinationFirst(src blob.Path, err error) (_ blob.Path, refused, _ error) {
+	if err != nil && azerr.As(err).Code == azerr.CannotVerifyCopySource {
+		return src, err, nil
+	}
+	return src, nil, err
+}
+
 // isBearer tells a grant of a bearer token alone (a user delegation SAS presented with its
 // user's token is the SAS's grant).
 func isBearer(g *auth.Grant) bool {
@@ -245,7 +255,7 @@ func (s *Server) fetchedSource(h http.Header) (blob.SourceOptions, error) {
 
 func (s *Server) copyBlob(rq *request) error {
 	h := rq.R.Header
-	src, err := s.copySource(rq, strings.EqualFold(h.Get("x-ms-requires-sync"), "true"))
+	src, refused, err := destinationFirst(s.copySource(rq, strings.EqualFold(h.Get("x-ms-requires-sync"), "true")))
 	if err != nil {
 		return err
 	}
@@ -254,6 +264,7 @@ func (s *Server) copyBlob(rq *request) error {
 		Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, ""),
 		EncryptionScope: requestScope(rq),
 	}
+	o.Source.Refused = refused
 	if o.Tags, err = tags(h); err != nil {
 		return err
 	}
@@ -313,7 +324,7 @@ func (s *Server) incrementalCopy(rq *request) error {
 
 func (s *Server) putBlobFromURL(rq *request) error {
 	h := rq.R.Header
-	src, err := s.copySource(rq, true)
+	src, refused, err := destinationFirst(s.copySource(rq, true))
 	if err != nil {
 		return err
 	}
@@ -321,6 +332,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if o.Source, err = s.fetchedSource(h); err != nil {
 		return err
 	}
+	o.Source.Refused = refused
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}

@@ -785,3 +785,53 @@ func TestSnapshotTiersAndExpiry(t *testing.T) {
 		wantStatus(t, err, 400, "HierarchicalNamespaceNotEnabled")
 	})
 }
+
+// TestCopiesJudgeTheDestinationBeforeTheSource follows the JS SDK's live "conditional tags
+// sync copy's destination blob": a copy from a URL no server here can read, onto a blob
+// whose conditions fail, is the destination's 412 ConditionNotMet; with the conditions met,
+// the source's CannotVerifyCopySource.
+func TestCopiesJudgeTheDestinationBeforeTheSource(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("destfirst")
+		dst := c.NewBlockBlobClient("dst")
+		up, err := dst.UploadBuffer(ctx, []byte("kept"), &blockblob.UploadBufferOptions{Tags: map[string]string{"tag": "val"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		unreadable := "https://example.invalid/elsewhere/index.html"
+		tagsUnmet := &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: to.Ptr("tag = 'other'")}}
+		stale := &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag("\"0x8D000000000000\""))}}
+		met := &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: up.ETag, IfTags: to.Ptr("tag = 'val'")}}
+
+		_, err = dst.CopyFromURL(ctx, unreadable, &blob.CopyFromURLOptions{BlobAccessConditions: tagsUnmet})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		_, err = dst.StartCopyFromURL(ctx, unreadable, &blob.StartCopyFromURLOptions{AccessConditions: stale})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		_, err = dst.UploadBlobFromURL(ctx, unreadable, &blockblob.UploadBlobFromURLOptions{AccessConditions: stale})
+		wantStatus(t, err, 412, "ConditionNotMet")
+		// A missing destination container is judged first too.
+		_, err = e.client.ServiceClient().NewContainerClient("destfirst-missing").NewBlobClient("x").CopyFromURL(ctx, unreadable, nil)
+		wantStatus(t, err, 404, "ContainerNotFound")
+
+		_, err = dst.CopyFromURL(ctx, unreadable, &blob.CopyFromURLOptions{BlobAccessConditions: met})
+		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		_, err = dst.StartCopyFromURL(ctx, unreadable, &blob.StartCopyFromURLOptions{AccessConditions: met})
+		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		_, err = dst.UploadBlobFromURL(ctx, unreadable, nil)
+		wantStatus(t, err, 404, "CannotVerifyCopySource")
+
+		// A malformed source URL is still answered first.
+		_, err = dst.CopyFromURL(ctx, "not a url", &blob.CopyFromURLOptions{BlobAccessConditions: tagsUnmet})
+		wantStatus(t, err, 400, "InvalidHeaderValue")
+
+		got, err := dst.DownloadStream(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ETag == nil || *got.ETag != *up.ETag {
+			t.Fatalf("the refused copies changed the destination: ETag %v, was %v", got.ETag, up.ETag)
+		}
+		got.Body.Close()
+	})
+}
