@@ -22,6 +22,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/tabula-dev/tabula/internal/auth"
 )
@@ -451,6 +452,25 @@ func TestConsoleServesMetricsAndHealth(t *testing.T) {
 	if _, err := c.AddEntity(context.Background(), []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.GetEntity(context.Background(), "p", "r", nil); err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blobs.CreateContainer(context.Background(), "counted", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blobs.UploadBuffer(context.Background(), "counted", "b", make([]byte, 1000), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := blobs.DownloadStream(context.Background(), "counted", "b", &azblob.DownloadStreamOptions{Range: azblob.HTTPRange{Offset: 100, Count: 300}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, got.Body)
+	got.Body.Close()
 	get := func(path string) (int, string) {
 		resp, err := http.Get(out.console + path)
 		if err != nil {
@@ -465,6 +485,10 @@ func TestConsoleServesMetricsAndHealth(t *testing.T) {
 		`tabula_requests_total{operation="Insert Entity",service="table",status="201"} 1`,
 		`tabula_requests_total{operation="Create Table",service="table",status="201"} 1`,
 		"tabula_entities_written_total 1",
+		`tabula_query_entities_scanned_total{plan="point"} 1`,
+		"tabula_blob_writes_total 1",
+		"tabula_blob_bytes_written_total 1000",
+		"tabula_blob_bytes_read_total 300",
 		"tabula_pebble_disk_usage_bytes",
 	} {
 		if status != 200 || !strings.Contains(body, want) {

@@ -533,17 +533,18 @@ type BlockFromURLOptions struct {
 }
 
 // PutBlockFromURL stages block id of dst with the bytes of src in r (nil: all of it), as Put
-// Block would with those bytes as its body.
-func (s *Service) PutBlockFromURL(ctx context.Context, dst Path, id []byte, src Path, r *ByteRange, o BlockFromURLOptions) error {
+// Block would with those bytes as its body, and returns the block's size.
+func (s *Service) PutBlockFromURL(ctx context.Context, dst Path, id []byte, src Path, r *ByteRange, o BlockFromURLOptions) (int64, error) {
 	if err := notSnapshot(dst); err != nil {
-		return err
+		return 0, err
 	}
 	if err := validateBlockID(id); err != nil {
-		return err
+		return 0, err
 	}
-	return s.fromURL(ctx, dst, src, o.Source, r, o.SourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {
-		if n := piecesLen(pieces); n == 0 || n > MaxBlockSize {
-			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. A block is 1 to %d bytes; the source range has %d.", int64(MaxBlockSize), n)
+	var size int64
+	err := s.fromURL(ctx, dst, src, o.Source, r, o.SourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {
+		if size = piecesLen(pieces); size == 0 || size > MaxBlockSize {
+			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. A block is 1 to %d bytes; the source range has %d.", int64(MaxBlockSize), size)
 		}
 		return s.update(ctx, func() ([]store.Mutation, error) {
 			var b batch
@@ -558,6 +559,7 @@ func (s *Service) PutBlockFromURL(ctx context.Context, dst Path, id []byte, src 
 			return b.m, nil
 		})
 	})
+	return size, err
 }
 
 // AppendBlockFromURL appends the bytes of src in r (nil: all of it) to dst, as Append Block

@@ -194,8 +194,12 @@ func TestPutBlockFromURL(t *testing.T) {
 		var want []byte
 		var list []BlockListEntry
 		for _, r := range ranges {
-			if err := e.s.PutBlockFromURL(e.ctx, path("dst"), []byte(r.id), path(r.src), r.r, BlockFromURLOptions{}); err != nil {
+			n, err := e.s.PutBlockFromURL(e.ctx, path("dst"), []byte(r.id), path(r.src), r.r, BlockFromURLOptions{})
+			if err != nil {
 				t.Fatalf("%s %v: %v", r.src, r.r, err)
+			}
+			if n != int64(len(r.want)) {
+				t.Fatalf("%s %v: staged %d bytes, want %d", r.src, r.r, n, len(r.want))
 			}
 			want = append(want, r.want...)
 			list = append(list, BlockListEntry{Uncommitted, []byte(r.id)})
@@ -204,7 +208,7 @@ func TestPutBlockFromURL(t *testing.T) {
 		if got := e.read(path("dst")); !bytes.Equal(got, want) {
 			t.Fatalf("content differs (%d bytes, want %d)", len(got), len(want))
 		}
-		err := e.s.PutBlockFromURL(e.ctx, path("dst"), []byte("r9"), path("small"), &ByteRange{10, -1}, BlockFromURLOptions{})
+		_, err := e.s.PutBlockFromURL(e.ctx, path("dst"), []byte("r9"), path("small"), &ByteRange{10, -1}, BlockFromURLOptions{})
 		wantCode(t, err, 416, azerr.InvalidRange)
 		e.putBlob("big", nil)
 		e.putBlob("small", nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/metrics"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/structmsg"
 )
@@ -82,6 +83,7 @@ func (s *Server) putBlob(rq *request) error {
 	if err != nil {
 		return err
 	}
+	wrote(body.size)
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
 	setVersionID(out, &b)
@@ -362,6 +364,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
+	wrote(b.Size)
 	out := rq.W.Header()
 	setETag(out, b.ETag, b.LastModified)
 	setVersionID(out, &b)
@@ -435,7 +438,15 @@ func (s *Server) getBlob(rq *request) error {
 		rq.log.Warn("blob download cut short", "request_id", rq.ID, "err", err)
 		panic(http.ErrAbortHandler)
 	}
+	metrics.BlobBytesRead.Add(float64(d.Count))
 	return nil
+}
+
+// wrote counts, in /metrics, a write of n bytes of blob data: a blob put, a block, pages or
+// an appended block.
+func wrote(n int64) {
+	metrics.BlobsWritten.Inc()
+	metrics.BlobBytesWritten.Add(float64(n))
 }
 
 func (s *Server) getBlobProperties(rq *request) error {

@@ -56,6 +56,7 @@ func (s *Server) putBlock(rq *request) error {
 	if err != nil {
 		return err
 	}
+	wrote(body.size)
 	out := rq.W.Header()
 	body.answer(out)
 	answerCustomerKey(out, key)
@@ -107,9 +108,11 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}
-	if err := s.svc.PutBlockFromURL(rq.ctx, rq.path(), id, src, r, o); err != nil {
+	n, err := s.svc.PutBlockFromURL(rq.ctx, rq.path(), id, src, r, o)
+	if err != nil {
 		return err
 	}
+	wrote(n)
 	// The checksums the source range was checked against, as the real service answers
 	// them (azblob's TestStageBlockFromURLWithMD5 and TestStageBlockFromURLWithCRC64).
 	setChecksums(rq.W.Header(), blob.Checksums{MD5: o.SourceMD5, CRC64: o.Source.CRC64}, true)

@@ -103,6 +103,7 @@ func (s *Server) putPage(rq *request) error {
 		if err != nil {
 			return err
 		}
+		wrote(r.End - r.Start + 1)
 		// The checksums the source range was checked against (azblob's
 		// TestUploadPagesFromURLWithMD5).
 		sums = blob.Checksums{MD5: md5, CRC64: so.CRC64}
@@ -118,6 +119,7 @@ func (s *Server) putPage(rq *request) error {
 		if err != nil {
 			return err
 		}
+		wrote(body.size)
 		body.answer(rq.W.Header())
 	}
 	if err != nil {
@@ -235,6 +237,7 @@ func (s *Server) appendBlock(rq *request) error {
 		if res, err = s.svc.AppendBlockFromURL(rq.ctx, rq.path(), src, sr, so, md5, o); err != nil {
 			return err
 		}
+		wrote(res.Blob.Size - res.Offset)
 		// The checksums the source range was checked against, as for Put Block From URL.
 		if md5 != nil {
 			res.Sums.MD5 = md5
@@ -259,6 +262,7 @@ func (s *Server) appendBlock(rq *request) error {
 		if res, err = s.svc.AppendBlock(rq.ctx, rq.path(), body, body.size, o); err != nil {
 			return err
 		}
+		wrote(body.size)
 		body.answer(rq.W.Header())
 	}
 	out := rq.W.Header()

@@ -320,6 +320,9 @@ func decodeRecord(rec store.Record, e *edm.Entity) error {
 // Entity reads one entity: the point query. A missing entity is 404 ResourceNotFound.
 func (s *Service) Entity(ctx context.Context, t Table, pk, rk string) (edm.Entity, error) {
 	rec, err := s.store.Get(ctx, store.Key{Space: t.Space, Partition: pk, Row: rk})
+	if err == nil {
+		metrics.EntitiesScanned.WithLabelValues(string(PlanPoint)).Inc()
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return edm.Entity{}, azerr.New(azerr.ResourceNotFound)
 	}

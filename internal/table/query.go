@@ -95,7 +95,9 @@ const (
 // planOf classifies the key ranges a filter allows. Several points stay "point" (each is one
 // read); several single-partition ranges stay "partition-range".
 func planOf(ranges []odata.KeyRange) Plan {
-	if len(ranges) == 1 && ranges[0] == (odata.KeyRange{EndUnbounded: true}) {
+	// A range from the first partition to the last reads the whole table, whatever RowKey
+	// bound it starts at (RowKey eq 'x' alone names no partition).
+	if len(ranges) == 1 && ranges[0].StartPK == "" && ranges[0].EndUnbounded {
 		return PlanTableScan
 	}
 	plan := PlanPoint

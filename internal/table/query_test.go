@@ -84,6 +84,9 @@ func TestQueryCostDoesNotGrowWithOtherPartitions(t *testing.T) {
 			{"PartitionKey eq 'p0000' and RowKey ge 'r00010' and RowKey lt 'r00020'", PlanPartition, 10, 10},
 			{"PartitionKey eq 'p0000' and N lt 5", PlanPartition, 50, 5},
 			{"N eq 3", PlanTableScan, 50 * partitions, partitions},
+			// A RowKey alone names no partition: every partition is read.
+			{"RowKey eq 'r00007'", PlanTableScan, 50 * partitions, partitions},
+			{"PartitionKey lt 'p0001'", PlanRange, 50, 50},
 		}
 		for _, tc := range cases {
 			page, err := s.QueryEntities(ctx, tbl, Query{Filter: mustFilter(t, tc.filter)})

@@ -415,3 +415,33 @@ func TestSecondaryAsPythonAddressesIt(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersNameTheirQueryPlan pins the x-tabula-query-plan and x-tabula-entities-scanned
+// headers on every kind of read, the point read addressed by URL (what the SDKs' get_entity
+// sends) among them.
+func TestAnswersNameTheirQueryPlan(t *testing.T) {
+	s := newRawServer(t)
+	s.createTable("plans")
+	for _, pk := range []string{"a", "b"} {
+		for _, rk := range []string{"1", "2"} {
+			resp := s.do("POST", "/plans", map[string]string{"Prefer": "return-no-content"}, fmt.Sprintf(`{"PartitionKey":%q,"RowKey":%q}`, pk, rk))
+			if resp.StatusCode != http.StatusNoContent {
+				t.Fatalf("insert: %d", resp.StatusCode)
+			}
+		}
+	}
+	for _, tc := range []struct{ path, plan, scanned string }{
+		{"/plans(PartitionKey='a',RowKey='1')", "point", "1"},
+		{"/plans(PartitionKey='a',RowKey='9')", "point", "0"},
+		{"/plans()?$filter=" + url.QueryEscape("PartitionKey eq 'a' and RowKey eq '2'"), "point", "1"},
+		{"/plans()?$filter=" + url.QueryEscape("PartitionKey eq 'a'"), "partition-range", "2"},
+		{"/plans()?$filter=" + url.QueryEscape("PartitionKey lt 'b'"), "range", "2"},
+		{"/plans()?$filter=" + url.QueryEscape("RowKey eq '1'"), "table-scan", "4"},
+		{"/plans()", "table-scan", "4"},
+	} {
+		resp := s.do("GET", tc.path, nil, "")
+		if got, n := resp.Header.Get("x-tabula-query-plan"), resp.Header.Get("x-tabula-entities-scanned"); got != tc.plan || n != tc.scanned {
+			t.Errorf("GET %s: %d, plan %q scanned %q; want %q, %q", tc.path, resp.StatusCode, got, n, tc.plan, tc.scanned)
+		}
+	}
+}
