@@ -119,12 +119,19 @@ type config struct {
 	insights      bool
 	throttle      bool
 	partitionRate int
+	queueRate     int
+	blobRate      int
 	accountRate   int
 	faultsFile    string
 }
 
 // parseFlags reads the serving configuration from args and the environment. --help prints
 // tabula's usage to out and returns flag.ErrHelp.
+// rates are the --throttle-*-rate flags.
+func (c *config) rates() throttle.Rates {
+	return throttle.Rates{Partition: float64(c.partitionRate), Queue: float64(c.queueRate), Blob: float64(c.blobRate), Account: float64(c.accountRate)}
+}
+
 func parseFlags(args []string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("tabula", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -151,9 +158,11 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.logFormat, "log-format", envOr("TABULA_LOG_FORMAT", "text"), "`text|json`: how log lines are written to stderr (env TABULA_LOG_FORMAT)")
 	fs.StringVar(&c.requestLog, "request-log", envOr("TABULA_REQUEST_LOG", "all"), "`all|errors|off|1/N`: which requests get a log line; 1/N logs one in N successful requests and every failed one (env TABULA_REQUEST_LOG)")
 	boolFlag(fs, &envErrsPre, &c.insights, "insights", "TABULA_INSIGHTS", true, "watch the workload for hot partitions, append-only keys, costly queries and entities that belong in blobs, and log each finding")
-	boolFlag(fs, &envErrsPre, &c.throttle, "throttle", "TABULA_THROTTLE", false, "hold each partition and account to Azure's scalability targets, answering 503 ServerBusy beyond them, as Azure does")
-	intFlag(fs, &envErrsPre, &c.partitionRate, "throttle-partition-rate", "TABULA_THROTTLE_PARTITION_RATE", throttle.DefaultPartitionRate, "entities a second one partition may serve under --throttle")
-	intFlag(fs, &envErrsPre, &c.accountRate, "throttle-account-rate", "TABULA_THROTTLE_ACCOUNT_RATE", throttle.DefaultAccountRate, "entities a second one account may serve under --throttle")
+	boolFlag(fs, &envErrsPre, &c.throttle, "throttle", "TABULA_THROTTLE", false, "hold each table partition, queue, blob and account to Azure's scalability targets, answering 503 ServerBusy beyond them, as Azure does")
+	intFlag(fs, &envErrsPre, &c.partitionRate, "throttle-partition-rate", "TABULA_THROTTLE_PARTITION_RATE", throttle.DefaultPartitionRate, "entities a second one table partition may serve under --throttle")
+	intFlag(fs, &envErrsPre, &c.queueRate, "throttle-queue-rate", "TABULA_THROTTLE_QUEUE_RATE", throttle.DefaultQueueRate, "messages a second one queue may serve under --throttle")
+	intFlag(fs, &envErrsPre, &c.blobRate, "throttle-blob-rate", "TABULA_THROTTLE_BLOB_RATE", throttle.DefaultBlobRate, "requests a second one blob may serve under --throttle")
+	intFlag(fs, &envErrsPre, &c.accountRate, "throttle-account-rate", "TABULA_THROTTLE_ACCOUNT_RATE", throttle.DefaultAccountRate, "requests a second one account may serve over all services under --throttle (a table request counts its entities)")
 	fs.StringVar(&c.faultsFile, "faults", envOr("TABULA_FAULTS", ""), "`FILE` of fault rules (a JSON array) to start with; rules change live at the console's /admin/faults (env TABULA_FAULTS)")
 	d := server.DefaultLimits()
 	envErrs := envErrsPre
@@ -475,9 +484,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tables := table.New(st)
 	tableHandler := tablehttp.New(tables, authn, log)
 	tableHandler.Insights = insights
+	var limiter *throttle.Limiter
 	if c.throttle {
-		tableHandler.Throttle = throttle.New(float64(c.partitionRate), float64(c.accountRate))
+		// One limiter for the three services: Azure's account target covers them together.
+		limiter = throttle.New(c.rates())
 	}
+	tableHandler.Throttle = limiter
 	blobs := blob.New(st, st)
 	blobs.RehydrateAfter = c.rehydrateAfter
 	blobs.Versioning = versioning
@@ -485,6 +497,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	blobs.Premium = premium
 	blobs.Immutable = immutable
 	queues := queue.New(st, queue.Options{})
+	blobHandler, queueHandler := blobhttp.New(blobs, authn, log), queuehttp.New(queues, authn, log)
+	blobHandler.Throttle, queueHandler.Throttle = limiter, limiter
 	// The services, in the order of their ports; each is named in the connection string by
 	// its endpoint keyword.
 	services := []struct {
@@ -492,8 +506,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		keyword  string // in connection strings
 		port     string // the emulator's well-known port
 	}{
-		{server.Endpoint{Name: "blob", Addr: c.blobAddr, Handler: blobhttp.New(blobs, authn, log), ErrorBody: blobhttp.ErrorBody}, "BlobEndpoint", "10000"},
-		{server.Endpoint{Name: "queue", Addr: c.queueAddr, Handler: queuehttp.New(queues, authn, log), ErrorBody: queuehttp.ErrorBody}, "QueueEndpoint", "10001"},
+		{server.Endpoint{Name: "blob", Addr: c.blobAddr, Handler: blobHandler, ErrorBody: blobhttp.ErrorBody}, "BlobEndpoint", "10000"},
+		{server.Endpoint{Name: "queue", Addr: c.queueAddr, Handler: queueHandler, ErrorBody: queuehttp.ErrorBody}, "QueueEndpoint", "10001"},
 		{server.Endpoint{Name: "table", Addr: c.tableAddr, Handler: tableHandler, ErrorBody: tablehttp.ErrorBody}, "TableEndpoint", "10002"},
 	}
 	var endpoints []server.Endpoint
@@ -542,8 +556,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  trust the local CA to use HTTPS: %s (e.g. SSL_CERT_FILE=%s or NODE_EXTRA_CA_CERTS=%s)\n", caFile, caFile, caFile)
 		}
 	}
-	if tableHandler.Throttle != nil {
-		fmt.Fprintf(stdout, "  throttle: %d entities/s per partition, %d per account, as Azure's targets (503 ServerBusy beyond)\n", c.partitionRate, c.accountRate)
+	if limiter != nil {
+		targets := ""
+		if c.rates() == throttle.DefaultRates() {
+			targets = ", Azure's targets"
+		}
+		fmt.Fprintf(stdout, "  throttle: %d entities/s per table partition, %d messages/s per queue, %d requests/s per blob, %d per account%s (503 ServerBusy beyond)\n",
+			c.partitionRate, c.queueRate, c.blobRate, c.accountRate, targets)
 	}
 	if n := len(faultSet.Rules()); n > 0 {
 		fmt.Fprintf(stdout, "  fault rules: %d from %s\n", n, c.faultsFile)

@@ -1,6 +1,7 @@
 package blobhttp
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/server"
+	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 // parsePath splits the resource path into container and blob (blob.md §1.1): the first
@@ -321,6 +323,11 @@ func (s *Server) run(rq *request, op *auth.Operation, h handler) error {
 		}
 	}
 	if err := rq.grant.Authorize(op, t); err != nil {
+		return err
+	}
+	if err := s.Throttle.TakeBlob(rq.Account, rq.container, rq.blob); err != nil {
+		// Beyond a scalability target (--throttle): 503 ServerBusy, as Azure answers.
+		rq.NoteAttrs(slog.String("throttled", throttle.ScopeOf(err)))
 		return err
 	}
 	return h(rq)

@@ -16,6 +16,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/server"
+	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 // defaultVersion is the x-ms-version reported when a request sends none.
@@ -26,6 +27,8 @@ type Server struct {
 	svc  *blob.Service
 	auth *auth.Authenticator
 	log  *slog.Logger
+	// Throttle, when set before serving, holds requests to Azure's scalability targets.
+	Throttle *throttle.Limiter
 }
 
 // New returns a Server answering for the accounts known to authn, backed by svc.

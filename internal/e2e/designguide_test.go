@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,10 +17,16 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/tabula-dev/tabula/internal/auth"
+	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/blobhttp"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/insight"
+	"github.com/tabula-dev/tabula/internal/queue"
+	"github.com/tabula-dev/tabula/internal/queuehttp"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 	"github.com/tabula-dev/tabula/internal/table"
@@ -181,7 +189,9 @@ func TestCostlyQueriesAreFound(t *testing.T) {
 // Under --throttle, a client writing to one partition faster than Azure's target gets 503
 // ServerBusy, and the SDK's retries carry every write through.
 func TestThrottledWritesSucceedThroughTheSDKsRetries(t *testing.T) {
-	g := startGuidedServer(t, func(h *tablehttp.Server) { h.Throttle = throttle.New(20, 1000) })
+	g := startGuidedServer(t, func(h *tablehttp.Server) {
+		h.Throttle = throttle.New(throttle.Rates{Partition: 20, Queue: 20, Blob: 20, Account: 1000})
+	})
 	ctx := context.Background()
 	svc := g.client(t, 10)
 	if _, err := svc.CreateTable(ctx, "busy", nil); err != nil {
@@ -208,6 +218,118 @@ func TestThrottledWritesSucceedThroughTheSDKsRetries(t *testing.T) {
 	if n != 60 {
 		t.Fatalf("%d entities stored, want 60", n)
 	}
+}
+
+// Under --throttle, a queue and a blob taken faster than their targets answer 503
+// ServerBusy, and the SDKs' retries carry every request through; one limiter holds the
+// services to the account's target together.
+func TestThrottledQueuesAndBlobsSucceedThroughTheSDKsRetries(t *testing.T) {
+	st, err := pebble.Open("", pebble.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	accounts := auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()})
+	logged := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logged, nil))
+	limiter := throttle.New(throttle.Rates{Partition: 1000, Queue: 20, Blob: 20, Account: 1000})
+	blobs, queues := blobhttp.New(blob.New(st, st), accounts, log), queuehttp.New(queue.New(st, queue.Options{}), accounts, log)
+	blobs.Throttle, queues.Throttle = limiter, limiter
+	g, err := server.Listen(server.Limits{}, log,
+		server.Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: blobs, ErrorBody: blobhttp.ErrorBody},
+		server.Endpoint{Name: "queue", Addr: "127.0.0.1:0", Handler: queues, ErrorBody: queuehttp.ErrorBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Log = &server.RequestLog{Logger: log, ErrorsOnly: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	statuses := &statusCounter{}
+	opts := policy.ClientOptions{Transport: statuses, Retry: policy.RetryOptions{MaxRetries: 10, RetryDelay: 50 * time.Millisecond, MaxRetryDelay: time.Second}}
+	qcred, err := azqueue.NewSharedKeyCredential("devstoreaccount1", devKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qsvc, err := azqueue.NewServiceClientWithSharedKeyCredential("http://"+g.Addr("queue").String()+"/devstoreaccount1", qcred, &azqueue.ClientOptions{ClientOptions: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := qsvc.CreateQueue(ctx, "busy", nil); err != nil {
+		t.Fatal(err)
+	}
+	q := qsvc.NewQueueClient("busy")
+	for i := range 60 {
+		if _, err := q.EnqueueMessage(ctx, fmt.Sprint(i), nil); err != nil {
+			t.Fatalf("message %d failed despite retries: %v", i, err)
+		}
+	}
+	if busy := statuses.counts[503].Load(); busy == 0 {
+		t.Fatal("no 503 ServerBusy at three times the queue's rate")
+	}
+	props, err := q.GetProperties(ctx, nil)
+	if err != nil || props.ApproximateMessagesCount == nil || *props.ApproximateMessagesCount != 60 {
+		t.Fatalf("%v messages in the queue (%v), want 60", props.ApproximateMessagesCount, err)
+	}
+
+	statuses.counts[503].Store(0)
+	bcred, err := azblob.NewSharedKeyCredential("devstoreaccount1", devKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bsvc, err := azblob.NewClientWithSharedKeyCredential("http://"+g.Addr("blob").String()+"/devstoreaccount1", bcred, &azblob.ClientOptions{ClientOptions: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bsvc.CreateContainer(ctx, "busy", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		if _, err := bsvc.UploadBuffer(ctx, "busy", "hot", []byte(fmt.Sprint(i)), nil); err != nil {
+			t.Fatalf("write %d failed despite retries: %v", i, err)
+		}
+	}
+	if busy := statuses.counts[503].Load(); busy == 0 {
+		t.Fatal("no 503 ServerBusy at three times the blob's rate")
+	}
+	got, err := bsvc.DownloadStream(ctx, "busy", "hot", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Body.Close()
+	if b, _ := io.ReadAll(got.Body); string(b) != "59" {
+		t.Fatalf("the blob holds %q, want the last write, 59", b)
+	}
+	// Each refusal's log line says which target it went over.
+	for _, want := range []string{`op="Put Message" resource=busy`, `op="Put Blob" resource=busy`} {
+		found := false
+		for _, line := range strings.Split(logged.String(), "\n") {
+			found = found || strings.Contains(line, want) && strings.Contains(line, "status=503") && strings.Contains(line, "throttled=")
+		}
+		if !found {
+			t.Errorf("no log line of a throttled %s names its target:\n%s", want, logged.String())
+		}
+	}
+}
+
+// lockedBuffer is a log destination the server writes while a test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Fault rules hit exactly the requests they name, before or after the operation.

@@ -1,13 +1,16 @@
 package queuehttp
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/server"
+	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 // resource is what a request's path addresses (shared/spec/queue.md §1): after the account,
@@ -182,5 +185,29 @@ func (s *Server) authorized(rq *request, op *auth.Operation, queueName string, h
 	if err := rq.grant.Authorize(op, auth.Target{Name: queueName}); err != nil {
 		return err
 	}
+	if err := s.admit(rq, op, queueName); err != nil {
+		return err
+	}
 	return handler(rq, queueName)
+}
+
+// admit lets the request run now, or refuses it with 503 ServerBusy as Azure does beyond its
+// scalability targets (--throttle): a message operation counts its messages against its queue
+// (a Get or Peek as many as it asks for), every request one against the account.
+func (s *Server) admit(rq *request, op *auth.Operation, queueName string) error {
+	messages := 1
+	switch op {
+	case auth.OpGetMessages, auth.OpPeekMessages:
+		if n, err := strconv.Atoi(rq.Query.Get("numofmessages")); err == nil && n >= 1 && n <= 32 {
+			messages = n
+		}
+	case auth.OpPutMessage, auth.OpUpdateMessage, auth.OpDeleteMessage, auth.OpClearMessages:
+	default:
+		queueName = "" // the queue's settings, not its messages
+	}
+	err := s.Throttle.TakeQueue(rq.Account, queueName, messages)
+	if err != nil {
+		rq.NoteAttrs(slog.String("throttled", throttle.ScopeOf(err)))
+	}
+	return err
 }

@@ -53,10 +53,11 @@ func AppendXMLErrorBody(b []byte, e *azerr.Error, requestID string, now time.Tim
 
 // WriteXMLError answers rq with err as the Blob and Queue services do: status,
 // x-ms-error-code, and the XML error body (none for HEAD, where the code header is all a
-// client sees). An internal error's cause goes to log, not to the client.
+// client sees). An internal error's cause goes to log, not to the client; a 503 (a busy
+// store, --throttle) is the request's own log line's business.
 func WriteXMLError(rq *Request, err error, log *slog.Logger) {
 	e := azerr.As(err)
-	if e.Status >= 500 {
+	if e.Status == http.StatusInternalServerError {
 		log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "status", e.Status, "err", err)
 	}
 	h := rq.W.Header()
