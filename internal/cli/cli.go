@@ -1,9 +1,10 @@
 // Package cli is tabula's client verbs: `tabula table`, `tabula entity`, `tabula export` and
-// `tabula import`, which work against any Table endpoint (Tabula, Azurite or Azure itself)
-// through the official Go SDK (aztables).
+// `tabula import` for the Table service, `tabula container` and `tabula blob` for the Blob
+// service, and `tabula queue` for the Queue service. They work against any storage endpoint
+// (Tabula, Azurite or Azure itself) through the official Go SDKs (aztables, azblob, azqueue).
 //
-// The endpoint comes from --connection-string, else AZURE_STORAGE_CONNECTION_STRING (as for
-// the az CLI), else UseDevelopmentStorage=true: the emulator's well-known address and account.
+// The endpoints come from --connection-string, else AZURE_STORAGE_CONNECTION_STRING (as for
+// the az CLI), else UseDevelopmentStorage=true: the emulator's well-known addresses and account.
 //
 // Entities are read and written as NDJSON, one entity a line, in the Table service's JSON form
 // with an @odata.type annotation on every value whose type JSON alone does not say (Int64,
@@ -52,6 +53,9 @@ var Verbs = []Verb{
 	{"entity", "get | put | rm | query TABLE ...", "read, write, delete and query entities", entityVerb},
 	{"export", "TABLE [FILE]", "write a table's entities as NDJSON, EDM types kept", exportVerb},
 	{"import", "TABLE [FILE]", "upsert NDJSON entities in entity group transactions; resumable", importVerb},
+	{"container", "ls | create CONTAINER... | rm CONTAINER...", "list, create and delete blob containers", containerVerb},
+	{"blob", "ls | put | get | rm CONTAINER ...", "list, upload, download and delete blobs", blobVerb},
+	{"queue", "ls | create | rm | put | peek | pop | clear QUEUE ...", "manage queues; put, peek at and receive messages", queueVerb},
 }
 
 // Run runs the client verb called name with args (the arguments after it). --help prints the
@@ -83,7 +87,8 @@ func IsVerb(name string) bool {
 // connectionHelp ends every verb's usage.
 const connectionHelp = `
 The endpoint is --connection-string's, else $AZURE_STORAGE_CONNECTION_STRING's, else
-UseDevelopmentStorage=true's (http://127.0.0.1:10002/devstoreaccount1, the well-known key).
+UseDevelopmentStorage=true's (http://127.0.0.1 with blob 10000, queue 10001 and table 10002,
+account devstoreaccount1 and its well-known key).
 `
 
 // newFlags makes the flag set of one verb (or sub-verb), with the flags every verb has.
@@ -99,7 +104,7 @@ func newFlags(env Env, name, usage string) (*flag.FlagSet, *string) {
 		fs.SetOutput(io.Discard)
 		fmt.Fprint(env.Stdout, connectionHelp)
 	}
-	cs := fs.String("connection-string", "", "the `CONNECTION STRING` of the Table endpoint (default $AZURE_STORAGE_CONNECTION_STRING, else UseDevelopmentStorage=true)")
+	cs := fs.String("connection-string", "", "the storage account's `CONNECTION STRING` (default $AZURE_STORAGE_CONNECTION_STRING, else UseDevelopmentStorage=true)")
 	return fs, cs
 }
 

@@ -14,23 +14,55 @@ import (
 
 // The storage emulator's well-known account, which UseDevelopmentStorage=true stands for.
 const (
-	devAccount   = "devstoreaccount1"
-	devKey       = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-	devTablePort = "10002"
+	devAccount = "devstoreaccount1"
+	devKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
-// connectionString is what a storage connection string says about the Table endpoint.
+// service is one of the account's three services as connection strings name them.
+type service struct {
+	name    string // as in its host name: table, blob, queue
+	setting string // its endpoint's setting, lower-cased
+	devPort string // the emulator's port
+}
+
+var (
+	tableService = service{"table", "tableendpoint", "10002"}
+	blobService  = service{"blob", "blobendpoint", "10000"}
+	queueService = service{"queue", "queueendpoint", "10001"}
+)
+
+// connectionString is what a storage connection string says about the services' endpoints
+// (each the service root, e.g. http://127.0.0.1:10002/devstoreaccount1; "" when the string
+// names none) and the credential.
 type connectionString struct {
-	endpoint string // the service root, e.g. http://127.0.0.1:10002/devstoreaccount1
-	account  string
-	key      string // base64; empty with a SAS or anonymous access
-	sas      string // without the leading "?"
+	table, blob, queue string
+	account            string
+	key                string // base64; empty with a SAS or anonymous access
+	sas                string // without the leading "?"
+}
+
+// endpoint is s's root, or an error saying the connection string names none.
+func (cs connectionString) endpoint(s service) (string, error) {
+	var e string
+	switch s {
+	case tableService:
+		e = cs.table
+	case blobService:
+		e = cs.blob
+	case queueService:
+		e = cs.queue
+	}
+	if e == "" {
+		return "", fmt.Errorf("connection string: it names no %s endpoint (%sEndpoint, or AccountName)", s.name, strings.ToUpper(s.name[:1])+s.name[1:])
+	}
+	return e, nil
 }
 
 // parseConnectionString reads a storage connection string: NAME=VALUE pairs separated by ";",
 // names in any case. UseDevelopmentStorage=true is expanded here, with the emulator's address
-// (or DevelopmentStorageProxyUri's host) and account, because the Go SDK (aztables v1.4.1)
-// refuses that shortcut. Settings for other services (BlobEndpoint, ...) are ignored.
+// (or DevelopmentStorageProxyUri's host) and account, because the Go SDKs (aztables v1.4.1)
+// refuse that shortcut. A service's endpoint is its own setting (TableEndpoint, ...), else
+// made from AccountName, DefaultEndpointsProtocol and EndpointSuffix, as the SDKs make it.
 func parseConnectionString(s string) (connectionString, error) {
 	settings := map[string]string{}
 	for _, part := range strings.Split(s, ";") {
@@ -58,30 +90,40 @@ func parseConnectionString(s string) (connectionString, error) {
 			}
 			root = u.Scheme + "://" + u.Hostname()
 		}
-		return connectionString{endpoint: root + ":" + devTablePort + "/" + devAccount, account: devAccount, key: devKey}, nil
+		at := func(s service) string { return root + ":" + s.devPort + "/" + devAccount }
+		return connectionString{table: at(tableService), blob: at(blobService), queue: at(queueService), account: devAccount, key: devKey}, nil
 	}
 	cs := connectionString{
-		account:  settings["accountname"],
-		key:      settings["accountkey"],
-		sas:      strings.TrimPrefix(settings["sharedaccesssignature"], "?"),
-		endpoint: strings.TrimRight(settings["tableendpoint"], "/"),
+		account: settings["accountname"],
+		key:     settings["accountkey"],
+		sas:     strings.TrimPrefix(settings["sharedaccesssignature"], "?"),
 	}
-	if cs.endpoint == "" {
-		if cs.account == "" {
-			return connectionString{}, fmt.Errorf("connection string: needs TableEndpoint or AccountName")
-		}
-		protocol := settings["defaultendpointsprotocol"]
-		if protocol == "" {
-			protocol = "https"
-		}
-		suffix := settings["endpointsuffix"]
-		if suffix == "" {
-			suffix = "core.windows.net"
-		}
-		cs.endpoint = protocol + "://" + cs.account + ".table." + suffix
+	protocol := settings["defaultendpointsprotocol"]
+	if protocol == "" {
+		protocol = "https"
 	}
-	if u, err := url.Parse(cs.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return connectionString{}, fmt.Errorf("connection string: the table endpoint %q is not an http(s) URL", cs.endpoint)
+	suffix := settings["endpointsuffix"]
+	if suffix == "" {
+		suffix = "core.windows.net"
+	}
+	for _, s := range []struct {
+		service
+		to *string
+	}{{tableService, &cs.table}, {blobService, &cs.blob}, {queueService, &cs.queue}} {
+		e := strings.TrimRight(settings[s.setting], "/")
+		if e == "" && cs.account != "" {
+			e = protocol + "://" + cs.account + "." + s.name + "." + suffix
+		}
+		if e == "" {
+			continue
+		}
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return connectionString{}, fmt.Errorf("connection string: the %s endpoint %q is not an http(s) URL", s.name, e)
+		}
+		*s.to = e
+	}
+	if cs.table == "" && cs.blob == "" && cs.queue == "" {
+		return connectionString{}, fmt.Errorf("connection string: needs AccountName, or TableEndpoint, BlobEndpoint or QueueEndpoint")
 	}
 	if cs.key != "" && cs.account == "" {
 		return connectionString{}, fmt.Errorf("connection string: AccountKey needs AccountName")
@@ -110,31 +152,48 @@ func resolveConnectionString(flagValue string, env Env) (connectionString, error
 	return parseConnectionString(s)
 }
 
-// connect makes the service client for the connection string resolveConnectionString finds.
+// clientOptions are the SDKs' options for the CLI's clients.
+func clientOptions(env Env) policy.ClientOptions {
+	o := policy.ClientOptions{
+		Telemetry:       policy.TelemetryOptions{ApplicationID: "tabula-cli"},
+		PerCallPolicies: []policy.Policy{captureResponse{}},
+	}
+	if env.Transport != nil {
+		o.Transport = env.Transport
+	}
+	return o
+}
+
+// connect makes the Table service client for the connection string resolveConnectionString
+// finds.
 func connect(flagValue string, env Env) (*aztables.ServiceClient, error) {
-	cs, err := resolveConnectionString(flagValue, env)
+	cs, endpoint, err := resolveEndpoint(flagValue, env, tableService)
 	if err != nil {
 		return nil, err
 	}
-	opts := &aztables.ClientOptions{ClientOptions: policy.ClientOptions{
-		Telemetry:       policy.TelemetryOptions{ApplicationID: "tabula-cli"},
-		PerCallPolicies: []policy.Policy{captureResponse{}},
-	}}
-	if env.Transport != nil {
-		opts.Transport = env.Transport
-	}
+	opts := &aztables.ClientOptions{ClientOptions: clientOptions(env)}
 	switch {
 	case cs.key != "":
 		cred, err := aztables.NewSharedKeyCredential(cs.account, cs.key)
 		if err != nil {
 			return nil, fmt.Errorf("connection string: AccountKey: %w", err)
 		}
-		return aztables.NewServiceClientWithSharedKey(cs.endpoint, cred, opts)
+		return aztables.NewServiceClientWithSharedKey(endpoint, cred, opts)
 	case cs.sas != "":
-		return aztables.NewServiceClientWithNoCredential(cs.endpoint+"?"+cs.sas, opts)
+		return aztables.NewServiceClientWithNoCredential(endpoint+"?"+cs.sas, opts)
 	default:
-		return aztables.NewServiceClientWithNoCredential(cs.endpoint, opts)
+		return aztables.NewServiceClientWithNoCredential(endpoint, opts)
 	}
+}
+
+// resolveEndpoint is resolveConnectionString's connection string and its endpoint of s.
+func resolveEndpoint(flagValue string, env Env, s service) (connectionString, string, error) {
+	cs, err := resolveConnectionString(flagValue, env)
+	if err != nil {
+		return cs, "", err
+	}
+	endpoint, err := cs.endpoint(s)
+	return cs, endpoint, err
 }
 
 // captured is a response as the service sent it. The SDK hands entities back re-encoded from

@@ -29,7 +29,7 @@ func isTerminal(w io.Writer) bool {
 
 // outputFlag defines --output (and -o) on fs.
 func outputFlag(fs *flag.FlagSet) *string {
-	p := fs.String("output", "auto", "`FORMAT`: table (aligned columns), ndjson (one JSON entity a line, typed as export writes), or auto: table on a terminal, ndjson otherwise")
+	p := fs.String("output", "auto", "`FORMAT`: table (aligned columns), ndjson (one JSON object a line; entities typed as export writes them), or auto: table on a terminal, ndjson otherwise")
 	fs.StringVar(p, "o", "auto", "short for --output")
 	return p
 }
