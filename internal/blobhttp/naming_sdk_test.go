@@ -152,3 +152,63 @@ func TestSDKBackslashIsASlash(t *testing.T) {
 		}
 	})
 }
+
+// The dots that end a segment of a blob's name are dropped, as Azure drops them: "report." is
+// written, listed and read as "report", "dir./x" as "dir/x", and a SAS is verified over the
+// trimmed name (azure-storage-ruby#191: Azure's string to sign for "…/test." ends in "test").
+// Shared Key signs the path as sent, so the SDKs' own requests for "report." keep working.
+func TestSDKTrailingDotsAreDropped(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c := e.container("dots")
+		for _, name := range []string{"report.", "dir../x.txt", "a/.../b"} {
+			if _, err := c.NewBlockBlobClient(name).Upload(t.Context(), streaming.NopCloser(strings.NewReader(name)), nil); err != nil {
+				t.Fatalf("uploading %q: %v", name, err)
+			}
+		}
+		page, err := c.NewListBlobsFlatPager(nil).NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, b := range page.Segment.BlobItems {
+			names = append(names, *b.Name)
+		}
+		if strings.Join(names, ",") != "a/.../b,dir/x.txt,report" {
+			t.Fatalf("listed %q, want a/.../b, dir/x.txt and report", names)
+		}
+		for name, want := range map[string]string{"report": "report.", "report..": "report.", "dir/x.txt": "dir../x.txt"} {
+			got, err := c.NewBlobClient(name).DownloadStream(t.Context(), nil)
+			if err != nil {
+				t.Fatalf("reading %q: %v", name, err)
+			}
+			body, _ := io.ReadAll(got.Body)
+			got.Body.Close()
+			if string(body) != want {
+				t.Errorf("reading %q: %q, want the blob written as %q", name, body, want)
+			}
+		}
+		dev := auth.DevelopmentAccount()
+		cred, err := azblob.NewSharedKeyCredential(dev.Name, base64.StdEncoding.EncodeToString(dev.Keys[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			signed string
+			status int
+		}{{"report", 200}, {"report.", 403}} {
+			q, err := sas.BlobSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour),
+				Permissions: (&sas.BlobPermissions{Read: true}).String(), ContainerName: "dots", BlobName: tc.signed}.SignWithSharedKey(cred)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.Get(e.url + "/dots/report.?" + q.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("GET report. with a SAS signed over %q: %d %s, want %d", tc.signed, resp.StatusCode, resp.Header.Get("x-ms-error-code"), tc.status)
+			}
+		}
+	})
+}

@@ -35,9 +35,22 @@ func parsePath(rq *request) error {
 
 // blobName is the name a blob path's decoded segments give: Azure turns a backslash, escaped
 // or not, into a slash (the JS SDK's special naming tests list such a blob by its name with
-// slashes, and sign its SAS over that name).
+// slashes, and sign its SAS over that name), and drops the dots that end a segment: "x." is
+// blob "x", "dir./x" is "dir/x", and a SAS for either is signed over the trimmed name
+// (azure-storage-ruby#191, azure-sdk-for-java#36674; Storage Explorer's team was told it is
+// by design). A segment of dots alone is left as it is.
 func blobName(decoded string) string {
-	return strings.ReplaceAll(decoded, `\`, "/")
+	name := strings.ReplaceAll(decoded, `\`, "/")
+	if !strings.Contains(name, "./") && !strings.HasSuffix(name, ".") {
+		return name
+	}
+	segments := strings.Split(name, "/")
+	for i, seg := range segments {
+		if trimmed := strings.TrimRight(seg, "."); trimmed != "" {
+			segments[i] = trimmed
+		}
+	}
+	return strings.Join(segments, "/")
 }
 
 // rootContainer is the container a path of one segment addresses, when it is not a
