@@ -268,25 +268,39 @@ func TestInvalidEntitiesAreRejected(t *testing.T) {
 }
 
 // TestIfMatchWithAForeignETagFailsTheCondition sends, through the SDK, If-Match values that are
-// well-formed entity tags but not this entity's: every conditional write fails 412
-// UpdateConditionNotSatisfied, as on Azure and the old storage emulator (Azure/Azurite#1229,
-// whose reporter compared them with W/"wrong"), and nothing changes. A value that is no entity
+// well-formed entity tags but not this entity's: every conditional write fails 412, as on Azure
+// and the old storage emulator (Azure/Azurite#1229, whose reporter compared them with
+// W/"wrong"), and nothing changes. A tag of the service's datetime form is
+// UpdateConditionNotSatisfied; any other is ConditionNotMet, as the legacy Go SDK's recordings
+// of Update and Merge Entity with W/"datetime''…''" show Azure answer. A value that is no entity
 // tag at all stays a malformed request (400 InvalidInput, Azure/Azurite#1829).
 func TestIfMatchWithAForeignETagFailsTheCondition(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		ctx := context.Background()
 		c := s.newTable(t, "foreignetag")
 		current := addEntity(t, c, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 1})
-		for _, etag := range []azcore.ETag{`W/"wrong"`, `"wrong"`, `W/""`, `W/"datetime'not-a-time'"`, `"datetime'2015-01-01T23%3A14%3A33.4980000Z'"`} {
+		for _, tc := range []struct {
+			etag azcore.ETag
+			code string
+		}{
+			{`W/"wrong"`, "ConditionNotMet"},
+			{`"wrong"`, "ConditionNotMet"},
+			{`W/""`, "ConditionNotMet"},
+			{`W/"datetime'not-a-time'"`, "ConditionNotMet"},
+			{`W/"datetime''2017-04-01T01%3A07%3A23.8881885Z''"`, "ConditionNotMet"},
+			{`"datetime'2015-01-01T23%3A14%3A33.4980000Z'"`, "UpdateConditionNotSatisfied"},
+			{`W/"datetime'2015-01-01T23%3A14%3A33.4980000Z'"`, "UpdateConditionNotSatisfied"},
+		} {
+			etag := tc.etag
 			t.Run(string(etag), func(t *testing.T) {
 				_, err := c.UpdateEntity(ctx, marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 2}),
 					&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeReplace, IfMatch: &etag})
-				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				wantAzureError(t, err, http.StatusPreconditionFailed, tc.code)
 				_, err = c.UpdateEntity(ctx, marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "N": 3}),
 					&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge, IfMatch: &etag})
-				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				wantAzureError(t, err, http.StatusPreconditionFailed, tc.code)
 				_, err = c.DeleteEntity(ctx, "p", "r", &aztables.DeleteEntityOptions{IfMatch: &etag})
-				wantAzureError(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
+				wantAzureError(t, err, http.StatusPreconditionFailed, tc.code)
 				// A missing entity is still 404: existence is judged before the condition.
 				_, err = c.DeleteEntity(ctx, "p", "absent", &aztables.DeleteEntityOptions{IfMatch: &etag})
 				wantAzureError(t, err, http.StatusNotFound, "ResourceNotFound")

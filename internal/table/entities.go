@@ -53,8 +53,9 @@ func (c ETagCondition) Holds(v int64) bool {
 // ParseIfMatch reads an If-Match header value: "*" or one entity tag, weak (W/"...") or strong
 // ("..."). A tag as this service issues them, W/"datetime'...'" (colons percent-encoded or not,
 // since some clients unescape it), names an entity version. Any other well-formed tag — W/"wrong",
-// "abc", W/"" — is a version no entity has: the write then fails 412 UpdateConditionNotSatisfied
-// (Azure and the old storage emulator answer so, Azure/Azurite#1229), not 400. Only a value that
+// "abc", W/"" — is a version no entity has: the write then fails 412 (Azure and the old storage
+// emulator answer so, Azure/Azurite#1229), not 400: ConditionNotMet, where a datetime tag
+// that is not the entity's is UpdateConditionNotSatisfied. Only a value that
 // is not one entity tag at all — a bare token like MalformedETag, a list, stray characters — is
 // 400 InvalidInput, with the text the storage emulator gives (Azure/Azurite#1829).
 func ParseIfMatch(v string) (ETagCondition, error) {
@@ -263,6 +264,12 @@ func apply(w Write, cur *store.Record, ts edm.Ticks) (edm.Entity, error) {
 			return edm.Entity{}, azerr.New(azerr.ResourceNotFound)
 		}
 		if !w.IfMatch.Holds(cur.Version) {
+			if w.IfMatch.Unmatched {
+				// A tag not of the service's datetime form is no version at all: the
+				// generic 412, as the legacy Go SDK's recordings of Update and Merge Entity
+				// with W/"datetime''…''" show Azure answer.
+				return edm.Entity{}, azerr.New(azerr.ConditionNotMet)
+			}
 			return edm.Entity{}, azerr.New(azerr.UpdateConditionNotSatisfied)
 		}
 	}

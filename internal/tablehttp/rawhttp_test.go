@@ -196,6 +196,23 @@ func TestErrorsAreXMLWhenTheClientAcceptsXML(t *testing.T) {
 	}
 }
 
+// A JSON error names the metadata level the request asked for, as Azure's do (the legacy Go
+// SDK's recordings: odata=nometadata on a 404 from Delete Table and a 412 from Update Entity).
+func TestJSONErrorsEchoTheMetadataLevel(t *testing.T) {
+	s := newRawServer(t)
+	for accept, want := range map[string]string{
+		"application/json;odata=nometadata":      "application/json;odata=nometadata;streaming=true;charset=utf-8",
+		"application/json;odata=fullmetadata":    "application/json;odata=fullmetadata;streaming=true;charset=utf-8",
+		"application/json;odata=minimalmetadata": "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+		"application/json":                       "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+	} {
+		resp := s.do("DELETE", "/Tables('nosuchtable')", map[string]string{"Accept": accept}, "")
+		if got := resp.Header.Get("Content-Type"); resp.StatusCode != 404 || got != want {
+			t.Errorf("Accept %s: %d, Content-Type %q, want %q", accept, resp.StatusCode, got, want)
+		}
+	}
+}
+
 func TestInvalidEntityValuesAndLimits(t *testing.T) {
 	s := newRawServer(t)
 	s.createTable("limits")
@@ -274,8 +291,8 @@ func TestRequestShapeErrors(t *testing.T) {
 		{"If-Match list of two tags", "PUT", "/shapes(PartitionKey='p',RowKey='r')", map[string]string{"If-Match": `W/"a", W/"b"`}, `{}`, 400, "InvalidInput"},
 		{"If-Match tag with a quote inside", "PUT", "/shapes(PartitionKey='p',RowKey='r')", map[string]string{"If-Match": `W/"a"b"`}, `{}`, 400, "InvalidInput"},
 		{"If-Match lower-case weak prefix", "PUT", "/shapes(PartitionKey='p',RowKey='r')", map[string]string{"If-Match": `w/"a"`}, `{}`, 400, "InvalidInput"},
-		{"If-Match foreign weak tag", "PUT", "/shapes(PartitionKey='p',RowKey='r')", map[string]string{"If-Match": `W/"wrong"`}, `{}`, 412, "UpdateConditionNotSatisfied"},
-		{"If-Match foreign strong tag", "MERGE", "/shapes(PartitionKey='p',RowKey='r')", map[string]string{"If-Match": `"0x8D9"`}, `{}`, 412, "UpdateConditionNotSatisfied"},
+		{"If-Match foreign weak tag", "PUT", "/shapes(PartitionKey='p',RowKey='r')", map[string]string{"If-Match": `W/"wrong"`}, `{}`, 412, "ConditionNotMet"},
+		{"If-Match foreign strong tag", "MERGE", "/shapes(PartitionKey='p',RowKey='r')", map[string]string{"If-Match": `"0x8D9"`}, `{}`, 412, "ConditionNotMet"},
 		{"If-None-Match on PUT", "PUT", "/shapes(PartitionKey='p',RowKey='r')", map[string]string{"If-None-Match": "*"}, `{}`, 400, "InvalidInput"},
 		{"Delete without If-Match", "DELETE", "/shapes(PartitionKey='p',RowKey='r')", nil, "", 400, "MissingRequiredHeader"},
 		{"PUT on the table list", "PUT", "/Tables", nil, `{}`, 405, "MethodNotAllowed"},

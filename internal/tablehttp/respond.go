@@ -65,7 +65,13 @@ func (rq *request) fail(err error) {
 	body := errorBodyWithIndex(e, rq.ID, rq.errors, -1)
 	switch rq.errors {
 	case errorsJSON:
-		h["Content-Type"] = jsonContentType[edm.MinimalMetadata]
+		// The metadata level asked for, as Azure echoes it on errors too (the legacy Go
+		// SDK's recordings: odata=nometadata on a 404 and a 412).
+		level := edm.MinimalMetadata
+		if f, err := negotiate(rq); err == nil && !f.atom {
+			level = f.level
+		}
+		h["Content-Type"] = jsonContentType[level]
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Content-Type-Options", "nosniff")
 	case errorsXML:
