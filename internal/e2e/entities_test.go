@@ -272,8 +272,9 @@ func TestInvalidEntitiesAreRejected(t *testing.T) {
 // and the old storage emulator (Azure/Azurite#1229, whose reporter compared them with
 // W/"wrong"), and nothing changes. A tag of the service's datetime form is
 // UpdateConditionNotSatisfied; any other is ConditionNotMet, as the legacy Go SDK's recordings
-// of Update and Merge Entity with W/"datetime''…''" show Azure answer. A value that is no entity
-// tag at all stays a malformed request (400 InvalidInput, Azure/Azurite#1829).
+// of Update and Merge Entity with a datetime tag whose quotes are doubled show Azure answer. A
+// value that is no entity tag at all stays a malformed request (400 InvalidInput,
+// Azure/Azurite#1829).
 func TestIfMatchWithAForeignETagFailsTheCondition(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *testServer) {
 		ctx := context.Background()
