@@ -118,6 +118,10 @@ func TestSDKBlockLists(t *testing.T) {
 		if err != nil || len(list.UncommittedBlocks) != 3 || len(list.CommittedBlocks) != 0 || *list.UncommittedBlocks[1].Size != 11 {
 			t.Fatalf("uncommitted: %+v, %v", list, err)
 		}
+		// Before its first commit the blob has no length, ETag or date to report.
+		if list.BlobContentLength != nil || list.ETag != nil || list.LastModified != nil {
+			t.Fatalf("uncommitted blocks alone: length %v, ETag %v, Last-Modified %v; want none", list.BlobContentLength, list.ETag, list.LastModified)
+		}
 		if _, err := bb.CommitBlockList(ctx, []string{ids[2], ids[0]}, &blockblob.CommitBlockListOptions{Metadata: map[string]*string{"k": to.Ptr("v")}}); err != nil {
 			t.Fatal(err)
 		}
