@@ -442,6 +442,19 @@ func TestBearerTokensWithoutHTTPSAreAConfigurationError(t *testing.T) {
 	}
 }
 
+func TestStartFailsOnFaultRulesThatCouldNeverMatch(t *testing.T) {
+	rules := t.TempDir() + "/rules.json"
+	if err := os.WriteFile(rules, []byte(`[{"id":"typo","operation":"InsertEntity","action":"close"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"--in-memory", "--faults", rules, "--table-addr", "127.0.0.1:0",
+		"--blob-addr", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--console-addr", ""}, io.Discard, io.Discard)
+	want := `--faults: rule typo: operation "InsertEntity" is unknown; did you mean "Insert Entity"?`
+	if err == nil || err.Error() != want {
+		t.Fatalf("start-up error %v, want %s", err, want)
+	}
+}
+
 // The console serves metrics that count what the server did, and health checks.
 func TestConsoleServesMetricsAndHealth(t *testing.T) {
 	_, out := startTabulaOutput(t, "--in-memory")
