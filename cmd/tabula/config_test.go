@@ -154,7 +154,7 @@ func TestHelpListsEveryCommandAndExitsZero(t *testing.T) {
 		}
 	}
 	out, _, code := runTabula(t, "", "help", "import")
-	if code != 0 || !strings.HasPrefix(out, "usage: tabula import") {
+	if code != 0 || !strings.HasPrefix(out, "usage: tabula import") || strings.Count(out, "usage:") != 1 {
 		t.Errorf("tabula help import: exit %d\n%s", code, out)
 	}
 	_, errOut, code := runTabula(t, "", "--no-such-flag")

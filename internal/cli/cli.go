@@ -112,8 +112,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return nil, err
+				return nil, err // Parse has printed the usage
 			}
 			return nil, fmt.Errorf("%w (tabula %s --help)", err, fs.Name())
 		}

@@ -207,11 +207,16 @@ func TestVerbsSayWhatTheyWant(t *testing.T) {
 	}
 }
 
-func TestHelpOfEveryVerbGoesToStdout(t *testing.T) {
+func TestHelpOfEveryVerbGoesToStdoutOnce(t *testing.T) {
 	for _, v := range Verbs {
-		r := tabula(context.Background(), "", "", Env{}, v.Name, "--help")
-		if r.err != nil || !strings.HasPrefix(r.stdout, "usage: tabula "+v.Name) || !strings.Contains(r.stdout, "--connection-string") {
-			t.Errorf("tabula %s --help: %v\n%s", v.Name, r.err, r.stdout)
+		for _, help := range []string{"--help", "-h"} {
+			r := tabula(context.Background(), "", "", Env{}, v.Name, help)
+			if r.err != nil || !strings.HasPrefix(r.stdout, "usage: tabula "+v.Name) || !strings.Contains(r.stdout, "--connection-string") || r.stderr != "" {
+				t.Errorf("tabula %s %s: %v\nstdout: %s\nstderr: %s", v.Name, help, r.err, r.stdout, r.stderr)
+			}
+			if n := strings.Count(r.stdout, "usage: tabula "); n != 1 {
+				t.Errorf("tabula %s %s printed its usage %d times", v.Name, help, n)
+			}
 		}
 	}
 }
