@@ -167,6 +167,40 @@ func TestHelpListsEveryCommandAndExitsZero(t *testing.T) {
 	}
 }
 
+func TestEveryCommandsHelpGoesToStdoutAndExitsZero(t *testing.T) {
+	for _, args := range [][]string{
+		{"table", "--help"}, {"entity", "-h"}, {"export", "--help"}, {"import", "--help"},
+		{"bench", "--help"}, {"reset", "--help"}, {"version", "--help"},
+		{"help", "table"}, {"help", "bench"}, {"help", "reset"}, {"help", "version"},
+	} {
+		out, errOut, code := runTabula(t, "", args...)
+		verb := args[0]
+		if verb == "help" {
+			verb = args[1]
+		}
+		if code != 0 || !strings.HasPrefix(out, "usage: tabula "+verb) || strings.Count(out, "usage:") != 1 || errOut != "" {
+			t.Errorf("tabula %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+}
+
+// A wrong flag is named on stderr in one line with where the help is, and nothing goes to
+// stdout, which may be a pipe of NDJSON.
+func TestAFlagErrorIsOneLineOnStderr(t *testing.T) {
+	for _, c := range []struct{ args []string }{
+		{[]string{"entity", "query", "orders", "--nope"}},
+		{[]string{"table", "ls", "--nope"}},
+		{[]string{"bench", "--nope"}},
+		{[]string{"reset", "--nope"}},
+	} {
+		out, errOut, code := runTabula(t, "", c.args...)
+		want := "tabula: flag provided but not defined: -nope (see tabula " + c.args[0] + " --help)\n"
+		if code != 1 || out != "" || errOut != want {
+			t.Errorf("tabula %s: exit %d\nstdout: %s\nstderr: %q, want %q", strings.Join(c.args, " "), code, out, errOut, want)
+		}
+	}
+}
+
 func TestVersionPrintsTheVersion(t *testing.T) {
 	for _, arg := range []string{"version", "--version"} {
 		out, _, code := runTabula(t, "", arg)

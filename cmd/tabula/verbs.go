@@ -99,8 +99,12 @@ func isHelp(arg string) bool {
 var version string
 
 func versionVerb(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, "usage: tabula version   prints the release, commit, build time, Go version and platform")
+		return nil
+	}
 	if len(args) > 0 {
-		return fmt.Errorf("tabula version takes no arguments")
+		return fmt.Errorf("tabula version takes no arguments (see tabula version --help)")
 	}
 	fmt.Fprintln(stdout, versionString())
 	return nil

@@ -221,6 +221,21 @@ func TestHelpOfEveryVerbGoesToStdoutOnce(t *testing.T) {
 	}
 }
 
+func TestAWrongFlagIsAnErrorWithoutTheUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"entity", "query", "orders", "--nope"},
+		{"table", "ls", "--nope"},
+		{"export", "orders", "--nope"},
+		{"import", "orders", "--nope"},
+	} {
+		r := tabula(context.Background(), "", "", Env{}, args...)
+		want := "flag provided but not defined: -nope (see tabula " + args[0] + " --help)"
+		if r.err == nil || r.err.Error() != want || r.stdout != "" || r.stderr != "" {
+			t.Errorf("tabula %s: %v, want %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.err, want, r.stdout, r.stderr)
+		}
+	}
+}
+
 func TestKeysThatStartWithADashFollowDoubleDash(t *testing.T) {
 	cs := startTabula(t)
 	must(t, cs, `{"PartitionKey":"-1","RowKey":"-2","V":1}`+"\n", "import", "things")
