@@ -543,7 +543,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if tableHandler.Throttle != nil {
-		fmt.Fprintf(stdout, "  throttle: %d entities/s per partition, %d per account, as Azure's targets (503 ServerBusy beyond)\n", c.partitionRate, c.accountRate)
+		whose := ""
+		if c.partitionRate == throttle.DefaultPartitionRate && c.accountRate == throttle.DefaultAccountRate {
+			whose = ", as Azure's targets"
+		}
+		fmt.Fprintf(stdout, "  throttle: %d entities/s per partition, %d per account%s (503 ServerBusy beyond)\n", c.partitionRate, c.accountRate, whose)
 	}
 	if n := len(faultSet.Rules()); n > 0 {
 		fmt.Fprintf(stdout, "  fault rules: %d from %s\n", n, c.faultsFile)

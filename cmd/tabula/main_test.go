@@ -455,6 +455,22 @@ func TestStartFailsOnFaultRulesThatCouldNeverMatch(t *testing.T) {
 	}
 }
 
+func TestTheThrottleBannerCallsOnlyAzuresRatesAzuresTargets(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "  throttle: 2000 entities/s per partition, 20000 per account, as Azure's targets (503 ServerBusy beyond)\n"},
+		{[]string{"--throttle-partition-rate", "20", "--throttle-account-rate", "100"}, "  throttle: 20 entities/s per partition, 100 per account (503 ServerBusy beyond)\n"},
+		{[]string{"--throttle-account-rate", "100"}, "  throttle: 2000 entities/s per partition, 100 per account (503 ServerBusy beyond)\n"},
+	} {
+		_, out := startTabulaOutput(t, append([]string{"--in-memory", "--throttle"}, c.args...)...)
+		if !strings.Contains(out.banner, c.want) {
+			t.Errorf("--throttle %v: banner\n%s\nwant the line %q", c.args, out.banner, c.want)
+		}
+	}
+}
+
 // The console serves metrics that count what the server did, and health checks.
 func TestConsoleServesMetricsAndHealth(t *testing.T) {
 	_, out := startTabulaOutput(t, "--in-memory")
