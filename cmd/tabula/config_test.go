@@ -154,7 +154,7 @@ func TestHelpListsEveryCommandAndExitsZero(t *testing.T) {
 		}
 	}
 	out, _, code := runTabula(t, "", "help", "import")
-	if code != 0 || !strings.HasPrefix(out, "usage: tabula import") {
+	if code != 0 || !strings.HasPrefix(out, "usage: tabula import") || strings.Count(out, "usage:") != 1 {
 		t.Errorf("tabula help import: exit %d\n%s", code, out)
 	}
 	_, errOut, code := runTabula(t, "", "--no-such-flag")
@@ -164,6 +164,40 @@ func TestHelpListsEveryCommandAndExitsZero(t *testing.T) {
 	_, errOut, code = runTabula(t, "", "tables")
 	if code != 1 || !strings.Contains(errOut, `unexpected argument "tables" (tabula help lists the commands)`) {
 		t.Errorf("an unknown command: exit %d, %s", code, errOut)
+	}
+}
+
+func TestEveryCommandsHelpGoesToStdoutAndExitsZero(t *testing.T) {
+	for _, args := range [][]string{
+		{"table", "--help"}, {"entity", "-h"}, {"export", "--help"}, {"import", "--help"},
+		{"bench", "--help"}, {"reset", "--help"}, {"version", "--help"},
+		{"help", "table"}, {"help", "bench"}, {"help", "reset"}, {"help", "version"},
+	} {
+		out, errOut, code := runTabula(t, "", args...)
+		verb := args[0]
+		if verb == "help" {
+			verb = args[1]
+		}
+		if code != 0 || !strings.HasPrefix(out, "usage: tabula "+verb) || strings.Count(out, "usage:") != 1 || errOut != "" {
+			t.Errorf("tabula %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+}
+
+// A wrong flag is named on stderr in one line with where the help is, and nothing goes to
+// stdout, which may be a pipe of NDJSON.
+func TestAFlagErrorIsOneLineOnStderr(t *testing.T) {
+	for _, c := range []struct{ args []string }{
+		{[]string{"entity", "query", "orders", "--nope"}},
+		{[]string{"table", "ls", "--nope"}},
+		{[]string{"bench", "--nope"}},
+		{[]string{"reset", "--nope"}},
+	} {
+		out, errOut, code := runTabula(t, "", c.args...)
+		want := "tabula: flag provided but not defined: -nope (see tabula " + c.args[0] + " --help)\n"
+		if code != 1 || out != "" || errOut != want {
+			t.Errorf("tabula %s: exit %d\nstdout: %s\nstderr: %q, want %q", strings.Join(c.args, " "), code, out, errOut, want)
+		}
 	}
 }
 

@@ -1,8 +1,8 @@
 // Command tabula serves Azure Storage's Blob, Queue and Table services, and is a client of
-// any Table endpoint.
+// any storage account.
 //
 //	tabula [flags]                  serve (defaults: blob 127.0.0.1:10000, queue :10001, table :10002, account devstoreaccount1)
-//	tabula table|entity|export|import   the client verbs (package cli)
+//	tabula table|entity|export|import|container|blob|queue   the client verbs (package cli)
 //	tabula bench [flags]            load-test any Azure Table, Queue or Blob endpoint (tabula bench --help)
 //	tabula reset|version|help
 //

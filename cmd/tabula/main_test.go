@@ -442,6 +442,35 @@ func TestBearerTokensWithoutHTTPSAreAConfigurationError(t *testing.T) {
 	}
 }
 
+func TestStartFailsOnFaultRulesThatCouldNeverMatch(t *testing.T) {
+	rules := t.TempDir() + "/rules.json"
+	if err := os.WriteFile(rules, []byte(`[{"id":"typo","operation":"InsertEntity","action":"close"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"--in-memory", "--faults", rules, "--table-addr", "127.0.0.1:0",
+		"--blob-addr", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--console-addr", ""}, io.Discard, io.Discard)
+	want := `--faults: rule typo: operation "InsertEntity" is unknown; did you mean "Insert Entity"?`
+	if err == nil || err.Error() != want {
+		t.Fatalf("start-up error %v, want %s", err, want)
+	}
+}
+
+func TestTheThrottleBannerCallsOnlyAzuresRatesAzuresTargets(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "  throttle: 2000 entities/s per table partition, 2000 messages/s per queue, 500 requests/s per blob, 20000 per account, Azure's targets (503 ServerBusy beyond)\n"},
+		{[]string{"--throttle-partition-rate", "20", "--throttle-account-rate", "100"}, "  throttle: 20 entities/s per table partition, 2000 messages/s per queue, 500 requests/s per blob, 100 per account (503 ServerBusy beyond)\n"},
+		{[]string{"--throttle-blob-rate", "50"}, "  throttle: 2000 entities/s per table partition, 2000 messages/s per queue, 50 requests/s per blob, 20000 per account (503 ServerBusy beyond)\n"},
+	} {
+		_, out := startTabulaOutput(t, append([]string{"--in-memory", "--throttle"}, c.args...)...)
+		if !strings.Contains(out.banner, c.want) {
+			t.Errorf("--throttle %v: banner\n%s\nwant the line %q", c.args, out.banner, c.want)
+		}
+	}
+}
+
 // The console serves metrics that count what the server did, and health checks.
 func TestConsoleServesMetricsAndHealth(t *testing.T) {
 	_, out := startTabulaOutput(t, "--in-memory")

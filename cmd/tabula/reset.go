@@ -59,11 +59,12 @@ func resetVerb(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			fmt.Fprint(stdout, resetUsage)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
+			return err
 		}
-		return err
+		return fmt.Errorf("%w (see tabula reset --help)", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("tabula reset takes no arguments (tabula reset --help)")
+		return fmt.Errorf("tabula reset takes no arguments (see tabula reset --help)")
 	}
 	if dir == "" {
 		return errors.New("tabula reset: --data (TABULA_DATA) is empty")

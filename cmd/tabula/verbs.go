@@ -44,10 +44,11 @@ func init() {
 
 // printUsage writes tabula's help: every command, then the serving flags of fs.
 func printUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `Tabula is Azure Storage's Table service on your machine, and a client of any Table endpoint.
+	fmt.Fprint(w, `Tabula is Azure Storage's Blob, Queue and Table services on your machine, and a client of
+any storage account.
 
 Usage:
-  tabula [flags]              serve (the flags are below)
+  tabula [flags]              serve Blob, Queue and Table (the flags are below)
 `)
 	for _, v := range cli.Verbs {
 		line := "  tabula " + v.Name + " " + v.Args
@@ -57,15 +58,15 @@ Usage:
 			fmt.Fprintf(w, "%-30s%s\n", line, v.Summary)
 		}
 	}
-	fmt.Fprint(w, `  tabula bench [flags]        load-test any Table endpoint (Tabula, Azurite, Azure)
+	fmt.Fprint(w, `  tabula bench [flags]        load-test Table, Queue and Blob endpoints (Tabula, Azurite, Azure)
   tabula reset [--yes]        empty the data directory (asks first)
   tabula version              print the version
   tabula help [COMMAND]       this help, or a command's (as tabula COMMAND --help)
 
-The client commands (table, entity, export, import) use the endpoint of --connection-string,
-else of $AZURE_STORAGE_CONNECTION_STRING, else of UseDevelopmentStorage=true (this machine's
-port 10002). Entities travel as NDJSON with their EDM types; on a terminal, queries print an
-aligned table.
+The client commands use the endpoints of --connection-string, else of
+$AZURE_STORAGE_CONNECTION_STRING, else of UseDevelopmentStorage=true (this machine's ports
+10000, 10001 and 10002). Entities travel as NDJSON with their EDM types; on a terminal,
+queries print an aligned table.
 
 Serving flags (each also read from the environment variable it names; booleans take
 1/0, true/false, yes/no, on/off):
@@ -98,8 +99,12 @@ func isHelp(arg string) bool {
 var version string
 
 func versionVerb(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, "usage: tabula version   prints the release, commit, build time, Go version and platform")
+		return nil
+	}
 	if len(args) > 0 {
-		return fmt.Errorf("tabula version takes no arguments")
+		return fmt.Errorf("tabula version takes no arguments (see tabula version --help)")
 	}
 	fmt.Fprintln(stdout, versionString())
 	return nil

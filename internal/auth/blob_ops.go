@@ -41,6 +41,7 @@ var (
 	OpPutBlock          = blobOp("Put Block", "cw")
 	OpPutBlockList      = blobOp("Put Block List", "cw")
 	OpCopyBlob          = blobOp("Copy Blob", "cw")
+	OpIncrementalCopy   = blobOp("Incremental Copy Blob", "cw")
 	OpAbortCopyBlob     = blobOp("Abort Copy Blob", "w")
 	OpPutPage           = blobOp("Put Page", "w")
 	OpAppendBlock       = blobOp("Append Block", "aw")
@@ -75,6 +76,24 @@ var (
 	// container (its signature names the container, so no other gets this far).
 	OpSubmitBatch = &Operation{Name: "Blob Batch", Service: Blob, Permissions: []string{}, ServicePermissions: []string{}}
 )
+
+// BlobOperations are the operations a Blob request (or a Blob Batch's sub-request) is logged,
+// counted and matched by fault rules under: the HTTP layer notes one of these for each.
+// OpOverwriteBlob and OpReadCopySourceBlob are not among them: they are asked of a grant
+// during Put Blob, Put Block or a copy, never served as requests of their own.
+var BlobOperations = []*Operation{
+	OpGetBlobServiceProperties, OpSetBlobServiceProperties, OpGetBlobServiceStats, OpListContainers,
+	OpFindBlobsByTags, OpGetAccountInformation, OpGetUserDelegationKey,
+	OpCreateContainer, OpGetContainerProperties, OpGetContainerMetadata, OpSetContainerMetadata,
+	OpGetContainerACL, OpSetContainerACL, OpLeaseContainer, OpBreakContainerLease, OpDeleteContainer,
+	OpRestoreContainer, OpListBlobs, OpFindBlobsInContainer,
+	OpPutBlob, OpPutBlock, OpPutBlockList, OpCopyBlob, OpIncrementalCopy, OpAbortCopyBlob, OpPutPage, OpAppendBlock,
+	OpSealBlob, OpSetBlobProperties, OpSetBlobMetadata, OpSetBlobTier, OpSnapshotBlob, OpLeaseBlob,
+	OpBreakBlobLease, OpDeleteBlob, OpDeleteBlobVersion, OpPermanentDelete, OpUndeleteBlob,
+	OpGetBlobTags, OpSetImmutabilityPolicy, OpDeleteImmutabilityPolicy, OpSetLegalHold, OpSetBlobTags,
+	OpGetBlob, OpGetBlobProperties, OpGetBlobMetadata, OpGetBlockList, OpGetPageRanges, OpQueryBlob,
+	OpSubmitBatch,
+}
 
 func blobServiceOp(name string, letters string) *Operation {
 	return &Operation{Name: name, Service: Blob, ResourceType: 's', Permissions: []string{letters}}

@@ -26,6 +26,15 @@ var (
 	OpClearMessages = &Operation{Name: "Clear Messages", Service: Queue, ResourceType: 'o', Permissions: []string{"d"}}
 )
 
+// QueueOperations are the operations a Queue request is logged, counted and matched by
+// fault rules under: the HTTP layer notes one of these for each request.
+var QueueOperations = []*Operation{
+	OpGetQueueServiceProperties, OpSetQueueServiceProperties, OpGetQueueServiceStats, OpListQueues,
+	OpGetQueueUserDelegationKey,
+	OpCreateQueue, OpDeleteQueue, OpGetQueueMetadata, OpSetQueueMetadata, OpGetQueueACL, OpSetQueueACL,
+	OpPutMessage, OpGetMessages, OpPeekMessages, OpDeleteMessage, OpUpdateMessage, OpClearMessages,
+}
+
 func queueServiceOp(name string, letters string) *Operation {
 	return &Operation{Name: name, Service: Queue, ResourceType: 's', Permissions: []string{letters}}
 }

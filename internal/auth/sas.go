@@ -391,7 +391,10 @@ func (a *Authenticator) authenticateSAS(ctx context.Context, r *Request, user *b
 	}
 	// A SAS without st starts when the request arrives, so one whose expiry has passed expires
 	// before it starts: Azure says so in those words (as it does of se before st), and speaks
-	// of the time frame only for a SAS that has one and is outside it.
+	// of the time frame only for a SAS that has one and is outside it. Seen in Azure's error
+	// bodies quoted by Microsoft Learn ("Signed expiry time [se] must be after signed start
+	// time [the request's time]"), and asserted by azure-sdk-for-js storage-queue's recorded
+	// "create queue with invalid SAS should fail" (an account SAS without st, expired a day).
 	if effectiveStart := cmp.Or(start, now); !expiry.After(effectiveStart) {
 		return nil, authenticationFailed(fmt.Sprintf("Signed expiry time [%s] must be after signed start time [%s]", formatTime(expiry), formatTime(effectiveStart)))
 	}

@@ -27,7 +27,20 @@ var (
 	OpInsertOrReplaceEntity = entityOp("Insert Or Replace Entity", "a", "u")
 	OpInsertOrMergeEntity   = entityOp("Insert Or Merge Entity", "a", "u")
 	OpDeleteEntity          = entityOp("Delete Entity", "d")
+
+	// OpEntityGroupTransaction is a $batch, as logs, metrics and fault rules name it; it is
+	// never authorized itself: each of its operations is, as that operation.
+	OpEntityGroupTransaction = &Operation{Name: "Entity Group Transaction", Service: Table}
 )
+
+// TableOperations are the operations a Table request is logged, counted and matched by
+// fault rules under: the HTTP layer notes one of these for each request.
+var TableOperations = []*Operation{
+	OpQueryTables, OpCreateTable, OpDeleteTable, OpGetTableACL, OpSetTableACL,
+	OpGetServiceProperties, OpSetServiceProperties, OpGetServiceStats, OpGetTableUserDelegationKey,
+	OpQueryEntities, OpInsertEntity, OpUpdateEntity, OpMergeEntity, OpInsertOrReplaceEntity,
+	OpInsertOrMergeEntity, OpDeleteEntity, OpEntityGroupTransaction,
+}
 
 // tableOp is a service- or table-level operation: open to an account SAS, never to a table SAS.
 func tableOp(name string, resourceType byte, letters ...string) *Operation {

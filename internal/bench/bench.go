@@ -89,9 +89,10 @@ Workloads (--workloads, comma-separated, default all, in this order):
 // Main runs `tabula bench` with args (the arguments after "bench"). The report goes to stdout,
 // or with --json the JSON document goes to stdout and the report to stderr. It returns an
 // error when the flags are wrong, when setup fails, or when any operation failed (after
-// reporting them all); ctx ends the run early.
+// reporting them all); ctx ends the run early. --help prints the usage to stdout and returns
+// nil.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, a, b, err := parseFlags(args, stderr)
+	cfg, a, b, err := parseFlags(args, stdout)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -314,25 +315,31 @@ func runCeiling(ctx context.Context, cfg *config, seed uint64, prog *progress) (
 	return r, ctx.Err()
 }
 
-func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpointFlags, error) {
-	fs := flag.NewFlagSet("tabula bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageHead)
-		for _, wl := range workloads {
-			fmt.Fprintf(stderr, "  %-21s %s\n", wl.name, wl.about)
-		}
-		fmt.Fprint(stderr, "\nQueue workloads (--workloads queue, or by name; they drive --queue-endpoint):\n")
-		for _, wl := range queueWorkloads {
-			fmt.Fprintf(stderr, "  %-21s %s\n", wl.name, wl.about)
-		}
-		fmt.Fprint(stderr, "\nBlob workloads (--workloads blob, or by name; they drive --blob-endpoint):\n")
-		for _, wl := range blobWorkloads {
-			fmt.Fprintf(stderr, "  %-21s %s\n", wl.name, wl.about)
-		}
-		fmt.Fprintln(stderr, "\nFlags:")
-		fs.PrintDefaults()
+// printUsage writes bench's help: what it does, its workloads and the flags of fs.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, usageHead)
+	for _, wl := range workloads {
+		fmt.Fprintf(w, "  %-21s %s\n", wl.name, wl.about)
 	}
+	fmt.Fprint(w, "\nQueue workloads (--workloads queue, or by name; they drive --queue-endpoint):\n")
+	for _, wl := range queueWorkloads {
+		fmt.Fprintf(w, "  %-21s %s\n", wl.name, wl.about)
+	}
+	fmt.Fprint(w, "\nBlob workloads (--workloads blob, or by name; they drive --blob-endpoint):\n")
+	for _, wl := range blobWorkloads {
+		fmt.Fprintf(w, "  %-21s %s\n", wl.name, wl.about)
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// parseFlags reads bench's flags. --help prints the usage to stdout and returns flag.ErrHelp;
+// a wrong flag is an error that names it, without the usage.
+func parseFlags(args []string, stdout io.Writer) (*config, endpointFlags, endpointFlags, error) {
+	fs := flag.NewFlagSet("tabula bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // Parse would print the whole usage for a wrong flag too
 	var a, b endpointFlags
 	cfg := &config{}
 	var workloadList, shapeName string
@@ -380,7 +387,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, endpointFlags, endpoi
 	fs.BoolVar(&cfg.ceiling, "ceiling", false, "also run the point-get loop against an in-process server answering 204 to everything (the client's ceiling)")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "limit on one HTTP request")
 	if err := fs.Parse(args); err != nil {
-		return nil, a, b, err
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout, fs)
+			return nil, a, b, err
+		}
+		return nil, a, b, fmt.Errorf("%w (see tabula bench --help)", err)
 	}
 	if fs.NArg() > 0 {
 		return nil, a, b, fmt.Errorf("unexpected argument %q (see tabula bench --help)", fs.Arg(0))

@@ -182,15 +182,19 @@ func TestFlagsAreChecked(t *testing.T) {
 		{[]string{"--concurrency", "0"}, "--concurrency"},
 		{[]string{"--entities", "0", "--workloads", "point-get"}, "--entities"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"--bogus"}, "flag provided but not defined: -bogus (see tabula bench --help)"},
 	} {
 		var out, errOut bytes.Buffer
 		err := Main(context.Background(), c.args, &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want an error about %s", c.args, err, c.want)
 		}
+		if out.Len() != 0 || errOut.Len() != 0 {
+			t.Errorf("%v printed besides its error:\nstdout: %s\nstderr: %s", c.args, out.String(), errOut.String())
+		}
 	}
 	var out, errOut bytes.Buffer
-	if err := Main(context.Background(), []string{"--help"}, &out, &errOut); err != nil || !strings.Contains(errOut.String(), "table-scan-filtered") {
-		t.Errorf("--help: %v\n%s", err, errOut.String())
+	if err := Main(context.Background(), []string{"--help"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "table-scan-filtered") || errOut.Len() != 0 {
+		t.Errorf("--help: %v\nstdout: %s\nstderr: %s", err, out.String(), errOut.String())
 	}
 }

@@ -60,15 +60,27 @@ const rootContainer = "$root"
 // handler serves one operation.
 type handler func(rq *request) error
 
-// route dispatches an authenticated request to its operation (blob.md §1.2).
-func (s *Server) route(rq *request) error {
+// call is what a request asks for, as route finds it from the URL, the method and the
+// headers before the request is authenticated: the operation and container it names, under
+// which the request is logged and counted even when authentication refuses it, and serve,
+// which serves it once it is authenticated (noting it for the fault rules, authorizing it,
+// applying it).
+type call struct {
+	op        *auth.Operation
+	container string
+	serve     func(*request) error
+}
+
+// route finds what the request asks for (blob.md §1.2). Its error is answered only once the
+// request is authenticated: authentication is judged first, as Azure judges it.
+func (s *Server) route(rq *request) (call, error) {
 	q, method := rq.Query, rq.R.Method
 	restype, comp := q.Get("restype"), q.Get("comp")
 	if restype == "account" && comp == "properties" && (method == http.MethodGet || method == http.MethodHead) {
-		return s.run(rq, auth.OpGetAccountInformation, s.getAccountInformation)
+		return s.run(rq, auth.OpGetAccountInformation, s.getAccountInformation), nil
 	}
 	if rq.Secondary && method != http.MethodGet && method != http.MethodHead {
-		return server.SecondaryIsReadOnly(rq.Account)
+		return call{}, server.SecondaryIsReadOnly(rq.Account)
 	}
 	switch {
 	case rq.container == "":
@@ -83,73 +95,73 @@ func (s *Server) route(rq *request) error {
 	return s.routeBlob(rq, comp, method)
 }
 
-func (s *Server) routeService(rq *request, restype, comp, method string) error {
+func (s *Server) routeService(rq *request, restype, comp, method string) (call, error) {
 	switch {
 	case restype == "service" && comp == "properties":
 		switch method {
 		case http.MethodGet:
-			return s.run(rq, auth.OpGetBlobServiceProperties, s.getServiceProperties)
+			return s.run(rq, auth.OpGetBlobServiceProperties, s.getServiceProperties), nil
 		case http.MethodPut:
-			return s.run(rq, auth.OpSetBlobServiceProperties, s.setServiceProperties)
+			return s.run(rq, auth.OpSetBlobServiceProperties, s.setServiceProperties), nil
 		}
 	case restype == "service" && comp == "stats":
 		if method == http.MethodGet {
-			return s.run(rq, auth.OpGetBlobServiceStats, s.getServiceStats)
+			return s.run(rq, auth.OpGetBlobServiceStats, s.getServiceStats), nil
 		}
 	case comp == "list" && restype == "":
 		if method == http.MethodGet {
-			return s.run(rq, auth.OpListContainers, s.listContainers)
+			return s.run(rq, auth.OpListContainers, s.listContainers), nil
 		}
 	case restype == "service" && comp == "userdelegationkey":
 		if method == http.MethodPost {
-			return s.getUserDelegationKey(rq)
+			return call{op: auth.OpGetUserDelegationKey, serve: s.getUserDelegationKey}, nil
 		}
 	case comp == "blobs" && restype == "":
 		if method == http.MethodGet {
-			return s.run(rq, auth.OpFindBlobsByTags, s.findBlobsByTags)
+			return s.run(rq, auth.OpFindBlobsByTags, s.findBlobsByTags), nil
 		}
 	case comp == "undelete" && restype == "container":
 		// Restore Container without a container name: what it lacks is the header naming
 		// the deleted container (azblob's recorded TestContainerRestoreFailures).
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpRestoreContainer, s.restoreContainer)
+			return s.run(rq, auth.OpRestoreContainer, s.restoreContainer), nil
 		}
 	case comp == "batch" && (restype == "" || restype == "container"):
 		// restype=container without a container is the JS SDK's account batch in path
 		// style: its client takes the account's path for a container's.
 		if method == http.MethodPost {
-			return s.run(rq, auth.OpSubmitBatch, func(rq *request) error { return s.submitBatch(rq, "") })
+			return s.run(rq, auth.OpSubmitBatch, func(rq *request) error { return s.submitBatch(rq, "") }), nil
 		}
 	default:
-		return unknownOperation(rq, restype, comp)
+		return call{}, unknownOperation(rq, restype, comp)
 	}
-	return unsupportedVerb(method)
+	return call{}, unsupportedVerb(method)
 }
 
-func (s *Server) routeContainer(rq *request, comp, method string) error {
+func (s *Server) routeContainer(rq *request, comp, method string) (call, error) {
 	switch comp {
 	case "":
 		switch method {
 		case http.MethodPut:
-			return s.run(rq, auth.OpCreateContainer, s.createContainer)
+			return s.run(rq, auth.OpCreateContainer, s.createContainer), nil
 		case http.MethodGet, http.MethodHead:
-			return s.run(rq, auth.OpGetContainerProperties, s.getContainerProperties)
+			return s.run(rq, auth.OpGetContainerProperties, s.getContainerProperties), nil
 		case http.MethodDelete:
-			return s.run(rq, auth.OpDeleteContainer, s.deleteContainer)
+			return s.run(rq, auth.OpDeleteContainer, s.deleteContainer), nil
 		}
 	case "metadata":
 		switch method {
 		case http.MethodGet, http.MethodHead:
-			return s.run(rq, auth.OpGetContainerMetadata, s.getContainerProperties)
+			return s.run(rq, auth.OpGetContainerMetadata, s.getContainerProperties), nil
 		case http.MethodPut:
-			return s.run(rq, auth.OpSetContainerMetadata, s.setContainerMetadata)
+			return s.run(rq, auth.OpSetContainerMetadata, s.setContainerMetadata), nil
 		}
 	case "acl":
 		switch method {
 		case http.MethodGet, http.MethodHead:
-			return s.run(rq, auth.OpGetContainerACL, s.getContainerACL)
+			return s.run(rq, auth.OpGetContainerACL, s.getContainerACL), nil
 		case http.MethodPut:
-			return s.run(rq, auth.OpSetContainerACL, s.setContainerACL)
+			return s.run(rq, auth.OpSetContainerACL, s.setContainerACL), nil
 		}
 	case "lease":
 		if method == http.MethodPut {
@@ -157,41 +169,41 @@ func (s *Server) routeContainer(rq *request, comp, method string) error {
 			if strings.EqualFold(rq.R.Header.Get("x-ms-lease-action"), "break") {
 				op = auth.OpBreakContainerLease
 			}
-			return s.run(rq, op, s.leaseContainer)
+			return s.run(rq, op, s.leaseContainer), nil
 		}
 	case "list":
 		if method == http.MethodGet {
-			return s.run(rq, auth.OpListBlobs, s.listBlobs)
+			return s.run(rq, auth.OpListBlobs, s.listBlobs), nil
 		}
 	case "blobs":
 		if !rq.atLeast(versionFindInContainer) {
-			return unknownOperation(rq, "container", comp)
+			return call{}, unknownOperation(rq, "container", comp)
 		}
 		if method == http.MethodGet {
-			return s.run(rq, auth.OpFindBlobsInContainer, s.findBlobsByTags)
+			return s.run(rq, auth.OpFindBlobsInContainer, s.findBlobsByTags), nil
 		}
 	case "undelete":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpRestoreContainer, s.restoreContainer)
+			return s.run(rq, auth.OpRestoreContainer, s.restoreContainer), nil
 		}
 	case "batch":
 		if !rq.atLeast(versionContainerBatch) {
-			return unknownOperation(rq, "container", comp)
+			return call{}, unknownOperation(rq, "container", comp)
 		}
 		if method == http.MethodPost {
-			return s.run(rq, auth.OpSubmitBatch, func(rq *request) error { return s.submitBatch(rq, rq.container) })
+			return s.run(rq, auth.OpSubmitBatch, func(rq *request) error { return s.submitBatch(rq, rq.container) }), nil
 		}
 	default:
-		return unknownOperation(rq, "container", comp)
+		return call{}, unknownOperation(rq, "container", comp)
 	}
-	return unsupportedVerb(method)
+	return call{}, unsupportedVerb(method)
 }
 
-func (s *Server) routeBlob(rq *request, comp, method string) error {
+func (s *Server) routeBlob(rq *request, comp, method string) (call, error) {
 	h := rq.R.Header
 	if rq.Query.Has("snapshot") && rq.Query.Has("versionid") {
 		// One blob at a time: a snapshot or a version (the JS SDK's recorded versioning test).
-		return azerr.Newf(azerr.MutuallyExclusiveQueryParameters, "The query parameters specified in the request URI are mutually exclusive: snapshot and versionid name two different blobs.")
+		return call{}, azerr.Newf(azerr.MutuallyExclusiveQueryParameters, "The query parameters specified in the request URI are mutually exclusive: snapshot and versionid name two different blobs.")
 	}
 	copySource := h.Get("x-ms-copy-source") != ""
 	switch comp {
@@ -200,35 +212,35 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 		case http.MethodPut:
 			switch {
 			case !copySource:
-				return s.run(rq, auth.OpPutBlob, s.putBlob)
+				return s.run(rq, auth.OpPutBlob, s.putBlob), nil
 			case strings.EqualFold(h.Get("x-ms-blob-type"), "BlockBlob"):
-				return s.run(rq, auth.OpPutBlob, s.putBlobFromURL)
+				return s.run(rq, auth.OpPutBlob, s.putBlobFromURL), nil
 			default:
-				return s.run(rq, auth.OpCopyBlob, s.copyBlob)
+				return s.run(rq, auth.OpCopyBlob, s.copyBlob), nil
 			}
 		case http.MethodGet:
-			return s.run(rq, auth.OpGetBlob, s.getBlob)
+			return s.run(rq, auth.OpGetBlob, s.getBlob), nil
 		case http.MethodHead:
-			return s.run(rq, auth.OpGetBlobProperties, s.getBlobProperties)
+			return s.run(rq, auth.OpGetBlobProperties, s.getBlobProperties), nil
 		case http.MethodDelete:
 			switch {
 			case rq.Query.Has("deletetype"):
-				return s.run(rq, auth.OpPermanentDelete, s.deleteBlob)
+				return s.run(rq, auth.OpPermanentDelete, s.deleteBlob), nil
 			case rq.Query.Has("versionid"):
-				return s.run(rq, auth.OpDeleteBlobVersion, s.deleteBlob)
+				return s.run(rq, auth.OpDeleteBlobVersion, s.deleteBlob), nil
 			}
-			return s.run(rq, auth.OpDeleteBlob, s.deleteBlob)
+			return s.run(rq, auth.OpDeleteBlob, s.deleteBlob), nil
 		}
 	case "properties":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpSetBlobProperties, s.setBlobProperties)
+			return s.run(rq, auth.OpSetBlobProperties, s.setBlobProperties), nil
 		}
 	case "metadata":
 		switch method {
 		case http.MethodGet, http.MethodHead:
-			return s.run(rq, auth.OpGetBlobMetadata, s.getBlobMetadata)
+			return s.run(rq, auth.OpGetBlobMetadata, s.getBlobMetadata), nil
 		case http.MethodPut:
-			return s.run(rq, auth.OpSetBlobMetadata, s.setBlobMetadata)
+			return s.run(rq, auth.OpSetBlobMetadata, s.setBlobMetadata), nil
 		}
 	case "lease":
 		if method == http.MethodPut {
@@ -236,114 +248,117 @@ func (s *Server) routeBlob(rq *request, comp, method string) error {
 			if strings.EqualFold(h.Get("x-ms-lease-action"), "break") {
 				op = auth.OpBreakBlobLease
 			}
-			return s.run(rq, op, s.leaseBlob)
+			return s.run(rq, op, s.leaseBlob), nil
 		}
 	case "snapshot":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpSnapshotBlob, s.snapshotBlob)
+			return s.run(rq, auth.OpSnapshotBlob, s.snapshotBlob), nil
 		}
 	case "copy":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpAbortCopyBlob, s.abortCopy)
+			return s.run(rq, auth.OpAbortCopyBlob, s.abortCopy), nil
 		}
 	case "incrementalcopy":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpCopyBlob, s.incrementalCopy)
+			return s.run(rq, auth.OpIncrementalCopy, s.incrementalCopy), nil
 		}
 	case "tier":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpSetBlobTier, s.setBlobTier)
+			return s.run(rq, auth.OpSetBlobTier, s.setBlobTier), nil
 		}
 	case "query":
 		if method == http.MethodPost {
-			return s.run(rq, auth.OpQueryBlob, s.queryBlob)
+			return s.run(rq, auth.OpQueryBlob, s.queryBlob), nil
 		}
 	case "immutabilityPolicies":
 		switch method {
 		case http.MethodPut:
-			return s.run(rq, auth.OpSetImmutabilityPolicy, s.setImmutabilityPolicy)
+			return s.run(rq, auth.OpSetImmutabilityPolicy, s.setImmutabilityPolicy), nil
 		case http.MethodDelete:
-			return s.run(rq, auth.OpDeleteImmutabilityPolicy, s.deleteImmutabilityPolicy)
+			return s.run(rq, auth.OpDeleteImmutabilityPolicy, s.deleteImmutabilityPolicy), nil
 		}
 	case "legalhold":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpSetLegalHold, s.setLegalHold)
+			return s.run(rq, auth.OpSetLegalHold, s.setLegalHold), nil
 		}
 	case "tags":
 		switch method {
 		case http.MethodGet:
-			return s.run(rq, auth.OpGetBlobTags, s.getBlobTags)
+			return s.run(rq, auth.OpGetBlobTags, s.getBlobTags), nil
 		case http.MethodPut:
-			return s.run(rq, auth.OpSetBlobTags, s.setBlobTags)
+			return s.run(rq, auth.OpSetBlobTags, s.setBlobTags), nil
 		}
 	case "block":
 		if method == http.MethodPut {
 			if copySource {
-				return s.run(rq, auth.OpPutBlock, s.putBlockFromURL)
+				return s.run(rq, auth.OpPutBlock, s.putBlockFromURL), nil
 			}
-			return s.run(rq, auth.OpPutBlock, s.putBlock)
+			return s.run(rq, auth.OpPutBlock, s.putBlock), nil
 		}
 	case "blocklist":
 		switch method {
 		case http.MethodPut:
-			return s.run(rq, auth.OpPutBlockList, s.putBlockList)
+			return s.run(rq, auth.OpPutBlockList, s.putBlockList), nil
 		case http.MethodGet:
-			return s.run(rq, auth.OpGetBlockList, s.getBlockList)
+			return s.run(rq, auth.OpGetBlockList, s.getBlockList), nil
 		}
 	case "page":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpPutPage, s.putPage)
+			return s.run(rq, auth.OpPutPage, s.putPage), nil
 		}
 	case "pagelist":
 		if method == http.MethodGet {
-			return s.run(rq, auth.OpGetPageRanges, s.getPageRanges)
+			return s.run(rq, auth.OpGetPageRanges, s.getPageRanges), nil
 		}
 	case "appendblock":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpAppendBlock, s.appendBlock)
+			return s.run(rq, auth.OpAppendBlock, s.appendBlock), nil
 		}
 	case "expiry":
 		// Set Blob Expiry is for accounts with a hierarchical namespace, which no account
 		// here has (azblob's recorded TestBlockBlobSetExpiryOnHnsDisabledAccount; the
 		// status is UNSURE, the code recorded).
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpSetBlobProperties, func(*request) error { return azerr.New(azerr.HierarchicalNamespaceNotEnabled) })
+			return s.run(rq, auth.OpSetBlobProperties, func(*request) error { return azerr.New(azerr.HierarchicalNamespaceNotEnabled) }), nil
 		}
 	case "seal":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpSealBlob, s.sealBlob)
+			return s.run(rq, auth.OpSealBlob, s.sealBlob), nil
 		}
 	case "undelete":
 		if method == http.MethodPut {
-			return s.run(rq, auth.OpUndeleteBlob, s.undeleteBlob)
+			return s.run(rq, auth.OpUndeleteBlob, s.undeleteBlob), nil
 		}
 	default:
-		return unknownOperation(rq, "", comp)
+		return call{}, unknownOperation(rq, "", comp)
 	}
-	return unsupportedVerb(method)
+	return call{}, unsupportedVerb(method)
 }
 
-// run serves the request with h if its grant allows op. An anonymous request is judged
-// against the container's public access level, which only then is looked up.
-func (s *Server) run(rq *request, op *auth.Operation, h handler) error {
-	if err := rq.Note(op.Name, rq.container); err != nil {
-		return err
-	}
-	t := auth.Target{Name: rq.container, Blob: rq.blob}
-	if rq.grant.Anonymous() && rq.container != "" {
-		if c, err := s.svc.GetContainer(rq.ctx, rq.Account, rq.container, ""); err == nil {
-			t.PublicAccess = string(c.PublicAccess)
+// run is the call of op on the request's container and blob, served by h once the grant
+// allows it. An anonymous request is judged against the container's public access level,
+// which only then is looked up.
+func (s *Server) run(rq *request, op *auth.Operation, h handler) call {
+	return call{op: op, container: rq.container, serve: func(rq *request) error {
+		if err := rq.Note(op.Name, rq.container); err != nil {
+			return err
 		}
-	}
-	if err := rq.grant.Authorize(op, t); err != nil {
-		return err
-	}
-	if err := s.Throttle.TakeBlob(rq.Account, rq.container, rq.blob); err != nil {
-		// Beyond a scalability target (--throttle): 503 ServerBusy, as Azure answers.
-		rq.NoteAttrs(slog.String("throttled", throttle.ScopeOf(err)))
-		return err
-	}
-	return h(rq)
+		t := auth.Target{Name: rq.container, Blob: rq.blob}
+		if rq.grant.Anonymous() && rq.container != "" {
+			if c, err := s.svc.GetContainer(rq.ctx, rq.Account, rq.container, ""); err == nil {
+				t.PublicAccess = string(c.PublicAccess)
+			}
+		}
+		if err := rq.grant.Authorize(op, t); err != nil {
+			return err
+		}
+		if err := s.Throttle.TakeBlob(rq.Account, rq.container, rq.blob); err != nil {
+			// Beyond a scalability target (--throttle): 503 ServerBusy, as Azure answers.
+			rq.NoteAttrs(slog.String("throttled", throttle.ScopeOf(err)))
+			return err
+		}
+		return h(rq)
+	}}
 }
 
 // createOnly reports whether the request's credential may create the blob it names but not

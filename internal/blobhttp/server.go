@@ -107,12 +107,19 @@ func (s *Server) serveAddressed(rq *request) error {
 	}
 	ar := rq.AuthRequest(auth.Blob)
 	ar.Path = blobName(ar.Path)
+	c, routeErr := s.route(rq)
+	if c.op != nil {
+		rq.Name(c.op.Name, c.container)
+	}
 	grant, err := s.auth.Authenticate(rq.ctx, ar)
 	if err != nil {
 		return err
 	}
 	rq.grant = grant
-	return s.route(rq)
+	if routeErr != nil {
+		return routeErr
+	}
+	return c.serve(rq)
 }
 
 // ErrorBody renders err the way the Blob service does when nothing about the request is known

@@ -92,7 +92,7 @@ account devstoreaccount1 and its well-known key).
 `
 
 // newFlags makes the flag set of one verb (or sub-verb), with the flags every verb has.
-// usage is printed, with the flags, for --help.
+// usage is printed, with the flags, for --help (by parseArgs, to env.Stdout).
 func newFlags(env Env, name, usage string) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -111,16 +111,22 @@ func newFlags(env Env, name, usage string) (*flag.FlagSet, *string) {
 // parseArgs parses the flags of fs wherever they stand among args (Go's flag package stops at
 // the first argument that is not a flag, but `tabula entity get T pk rk --select a` reads
 // better with flags last) and returns the other arguments in order. "--" ends the flags, for
-// keys that start with a dash.
+// keys that start with a dash. --help prints the usage and returns flag.ErrHelp; a wrong flag
+// is an error naming it, with no usage: stdout may be a pipe of NDJSON, and the error goes to
+// stderr in one line.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	// Parse calls Usage for a wrong flag as well as for --help: keep it for --help alone.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+				usage()
 				return nil, err
 			}
-			return nil, fmt.Errorf("%w (tabula %s --help)", err, fs.Name())
+			return nil, fmt.Errorf("%w (see tabula %s --help)", err, fs.Name())
 		}
 		consumed := len(args) - fs.NArg()
 		if consumed > 0 && args[consumed-1] == "--" {
@@ -138,7 +144,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // wantArgs checks the number of positional arguments.
 func wantArgs(fs *flag.FlagSet, args []string, min, max int, what string) error {
 	if len(args) < min || (max >= 0 && len(args) > max) {
-		return fmt.Errorf("tabula %s %s (tabula %s --help)", fs.Name(), what, fs.Name())
+		return fmt.Errorf("tabula %s %s (see tabula %s --help)", fs.Name(), what, fs.Name())
 	}
 	return nil
 }

@@ -170,6 +170,31 @@ func TestQueryAsATableAlignsColumnsAndReportsThePlan(t *testing.T) {
 	}
 }
 
+func TestQueryAsATableShowsOnlyTheColumnsTheAnswerHas(t *testing.T) {
+	cs := startTabula(t)
+	must(t, cs, `{"PartitionKey":"eu","RowKey":"1","Total":12.5,"Note":"x"}`+"\n"+`{"PartitionKey":"eu","RowKey":"2","Total":30.0}`+"\n", "import", "orders")
+	r := must(t, cs, "", "entity", "query", "orders", "-o", "table", "--filter", "PartitionKey eq 'eu' and Total gt 10", "--select", "RowKey,Total", "--top", "20")
+	want := "" +
+		"RowKey  Total\n" +
+		"1       12.5\n" +
+		"2       30.0\n"
+	if r.stdout != want {
+		t.Fatalf("--select RowKey,Total:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	r = must(t, cs, "", "entity", "query", "orders", "-o", "table", "--select", "Note")
+	want = "" +
+		"Note\n" +
+		"x\n" +
+		"\n"
+	if r.stdout != want {
+		t.Fatalf("--select Note:\n%q\nwant:\n%q", r.stdout, want)
+	}
+	r = must(t, cs, "", "entity", "query", "orders", "-o", "table", "--filter", "PartitionKey eq 'none'")
+	if r.stdout != "" || r.stderr != "0 entities (query plan partition-range, 0 entities scanned)\n" {
+		t.Fatalf("no entities: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+}
+
 func TestEntityGetOnATerminalShowsTypes(t *testing.T) {
 	cs := startTabula(t)
 	must(t, cs, `{"PartitionKey":"p","RowKey":"r","G@odata.type":"Edm.Guid","G":"C9DA6455-213D-42C9-9A79-3E9149A57833","Bin@odata.type":"Edm.Binary","Bin":"AQID"}`+"\n", "import", "things")
@@ -207,11 +232,31 @@ func TestVerbsSayWhatTheyWant(t *testing.T) {
 	}
 }
 
-func TestHelpOfEveryVerbGoesToStdout(t *testing.T) {
+func TestHelpOfEveryVerbGoesToStdoutOnce(t *testing.T) {
 	for _, v := range Verbs {
-		r := tabula(context.Background(), "", "", Env{}, v.Name, "--help")
-		if r.err != nil || !strings.HasPrefix(r.stdout, "usage: tabula "+v.Name) || !strings.Contains(r.stdout, "--connection-string") {
-			t.Errorf("tabula %s --help: %v\n%s", v.Name, r.err, r.stdout)
+		for _, help := range []string{"--help", "-h"} {
+			r := tabula(context.Background(), "", "", Env{}, v.Name, help)
+			if r.err != nil || !strings.HasPrefix(r.stdout, "usage: tabula "+v.Name) || !strings.Contains(r.stdout, "--connection-string") || r.stderr != "" {
+				t.Errorf("tabula %s %s: %v\nstdout: %s\nstderr: %s", v.Name, help, r.err, r.stdout, r.stderr)
+			}
+			if n := strings.Count(r.stdout, "usage: tabula "); n != 1 {
+				t.Errorf("tabula %s %s printed its usage %d times", v.Name, help, n)
+			}
+		}
+	}
+}
+
+func TestAWrongFlagIsAnErrorWithoutTheUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"entity", "query", "orders", "--nope"},
+		{"table", "ls", "--nope"},
+		{"export", "orders", "--nope"},
+		{"import", "orders", "--nope"},
+	} {
+		r := tabula(context.Background(), "", "", Env{}, args...)
+		want := "flag provided but not defined: -nope (see tabula " + args[0] + " --help)"
+		if r.err == nil || r.err.Error() != want || r.stdout != "" || r.stderr != "" {
+			t.Errorf("tabula %s: %v, want %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.err, want, r.stdout, r.stderr)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func entityVerb(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	if len(args) == 0 {
-		return fmt.Errorf("tabula entity: want get, put, rm or query (tabula entity --help)")
+		return fmt.Errorf("tabula entity: want get, put, rm or query (see tabula entity --help)")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -54,7 +54,7 @@ func entityVerb(ctx context.Context, args []string, env Env) error {
 	case "query":
 		err = wantArgs(fs, args, 1, 1, "query wants TABLE")
 	default:
-		err = fmt.Errorf("tabula entity %s: want get, put, rm or query (tabula entity --help)", sub)
+		err = fmt.Errorf("tabula entity %s: want get, put, rm or query (see tabula entity --help)", sub)
 	}
 	if err != nil {
 		return err

@@ -64,13 +64,15 @@ func writeNDJSON(w io.Writer, rows []row, o jsonOptions) error {
 // maxCell bounds a table cell, in characters; longer values are cut with "…".
 const maxCell = 48
 
-// writeTable writes rows as aligned columns: the keys, Timestamp, then every custom property
-// any row has, in the order first seen. A row without a property leaves its cell empty.
+// writeTable writes rows as aligned columns: PartitionKey, RowKey, Timestamp, then every
+// custom property, in the order first seen; each only if some row has it, so that a $select
+// shows what it selected and no empty column besides. A row without a property leaves its
+// cell empty. No rows, no columns: nothing is written.
 func writeTable(w io.Writer, rows []row) error {
-	cols := []string{"PartitionKey", "RowKey"}
-	hasTimestamp := false
+	var hasPK, hasRK, hasTimestamp bool
 	index := map[string]int{}
 	for i := range rows {
+		hasPK, hasRK = hasPK || rows[i].hasPK, hasRK || rows[i].hasRK
 		hasTimestamp = hasTimestamp || rows[i].Timestamp != 0
 		for _, p := range rows[i].Properties {
 			if _, ok := index[p.Name]; !ok {
@@ -78,14 +80,25 @@ func writeTable(w io.Writer, rows []row) error {
 			}
 		}
 	}
+	var cols []string
+	if hasPK {
+		cols = append(cols, "PartitionKey")
+	}
+	if hasRK {
+		cols = append(cols, "RowKey")
+	}
 	if hasTimestamp {
 		cols = append(cols, "Timestamp")
 	}
+	system := len(cols)
 	custom := make([]string, len(index))
 	for name, i := range index {
 		custom[i] = name
 	}
 	cols = append(cols, custom...)
+	if len(cols) == 0 {
+		return nil
+	}
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(cols, "\t"))
@@ -93,16 +106,20 @@ func writeTable(w io.Writer, rows []row) error {
 	for i := range rows {
 		r := &rows[i]
 		clear(cells)
-		cells[0], cells[1] = cell(r.PartitionKey), cell(r.RowKey)
-		next := 2
-		if hasTimestamp {
-			if r.Timestamp != 0 {
-				cells[2] = r.Timestamp.String()
-			}
-			next = 3
+		next := 0
+		if hasPK {
+			cells[next] = cell(r.PartitionKey)
+			next++
+		}
+		if hasRK {
+			cells[next] = cell(r.RowKey)
+			next++
+		}
+		if hasTimestamp && r.Timestamp != 0 {
+			cells[next] = r.Timestamp.String()
 		}
 		for _, p := range r.Properties {
-			cells[next+index[p.Name]] = cell(valueText(&p.Value))
+			cells[system+index[p.Name]] = cell(valueText(&p.Value))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}

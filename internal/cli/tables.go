@@ -21,7 +21,7 @@ func tableVerb(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	if len(args) == 0 {
-		return fmt.Errorf("tabula table: want ls, create or rm (tabula table --help)")
+		return fmt.Errorf("tabula table: want ls, create or rm (see tabula table --help)")
 	}
 	sub, names := args[0], args[1:]
 	switch sub {
@@ -31,10 +31,10 @@ func tableVerb(ctx context.Context, args []string, env Env) error {
 		}
 	case "create", "rm", "delete":
 		if len(names) == 0 {
-			return fmt.Errorf("tabula table %s: which table? (tabula table --help)", sub)
+			return fmt.Errorf("tabula table %s: which table? (see tabula table --help)", sub)
 		}
 	default:
-		return fmt.Errorf("tabula table %s: want ls, create or rm (tabula table --help)", sub)
+		return fmt.Errorf("tabula table %s: want ls, create or rm (see tabula table --help)", sub)
 	}
 	svc, err := connect(*connFlag, env)
 	if err != nil {

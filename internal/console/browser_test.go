@@ -430,6 +430,12 @@ func TestTheConsoleInChromium(t *testing.T) {
 	// A fault rule added, hit, and removed.
 	b.do("the fault rules", chromedp.Click(css(`#side a[href="#/faults"]`)))
 	b.wait("the rules", `document.querySelector('#rules td')?.textContent.startsWith('No rules')`)
+	b.wait("every service's operations suggested", `document.querySelector('#ops option[value="Put Blob"]') && document.querySelector('#ops option[value="Put Message"]')`)
+	b.do("a rule that could never match",
+		chromedp.SetValue(css("#f-id"), "typo"),
+		chromedp.SetValue(css("#f-operation"), "InsertEntity"),
+		chromedp.Click(css("#f-add")))
+	b.wait("its refusal", `document.querySelector('.feedback .error')?.textContent.includes('did you mean "Insert Entity"?')`)
 	b.do("a rule",
 		chromedp.SetValue(css("#f-id"), "flaky-inserts"),
 		chromedp.SetValue(css("#f-service"), "table"),

@@ -77,6 +77,26 @@ func TestTheFaultAdminAPIIsForTheAccountOwner(t *testing.T) {
 	}
 }
 
+func TestTheFaultAdminAPIRefusesRulesThatCouldNeverMatch(t *testing.T) {
+	srv, set := newConsole(t)
+	for _, c := range []struct{ rule, want string }{
+		{`{"id":"r","operation":"InsertEntity","action":"close"}`, `operation \"InsertEntity\" is unknown; did you mean \"Insert Entity\"?`},
+		{`{"id":"r","service":"tabel","action":"close"}`, `service \"tabel\" is unknown: a rule names table, blob or queue`},
+	} {
+		status, body := call(t, "POST", srv.URL+"/admin/faults", c.rule, true)
+		if status != 400 || !strings.Contains(body, `"InvalidInput"`) || !strings.Contains(body, c.want) {
+			t.Errorf("POST %s: %d %s, want 400 InvalidInput saying %s", c.rule, status, body, c.want)
+		}
+		status, body = call(t, "PUT", srv.URL+"/admin/faults", "["+c.rule+"]", true)
+		if status != 400 || !strings.Contains(body, c.want) {
+			t.Errorf("PUT [%s]: %d %s, want 400 saying %s", c.rule, status, body, c.want)
+		}
+	}
+	if !set.Empty() {
+		t.Fatalf("a refused rule is active: %+v", set.Rules())
+	}
+}
+
 func TestInsightsAreJSON(t *testing.T) {
 	srv, _ := newConsole(t)
 	status, body := call(t, "GET", srv.URL+"/insights", "", false)

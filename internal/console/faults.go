@@ -11,7 +11,8 @@ import (
 
 // faultsAdmin is the live API of the fault rules:
 //
-//	GET    /admin/faults        the rules, with how many requests each has hit
+//	GET    /admin/faults        the rules, with how many requests each has hit, and the
+//	                            operations a rule may name, by service
 //	PUT    /admin/faults        replace every rule with a JSON array of rules
 //	POST   /admin/faults        add one rule (a JSON object), replacing one with its id
 //	DELETE /admin/faults        remove every rule
@@ -39,7 +40,7 @@ func (a *faultsAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	switch {
 	case r.Method == http.MethodGet && id == "":
-		writeJSON(w, http.StatusOK, map[string]any{"rules": a.set.Rules()})
+		writeJSON(w, http.StatusOK, map[string]any{"rules": a.set.Rules(), "operations": faults.Operations()})
 	case r.Method == http.MethodPut && id == "":
 		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err == nil {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/metrics"
 )
@@ -30,7 +32,7 @@ type Rule struct {
 
 	// What the rule hits.
 	Service   string `json:"service,omitempty"`   // "table", "blob", "queue"
-	Operation string `json:"operation,omitempty"` // Azure's name: "Insert Entity", "Put Blob", ...
+	Operation string `json:"operation,omitempty"` // as requests are logged (op=): "Insert Entity", "Put Blob", ...
 	Account   string `json:"account,omitempty"`
 	Resource  string `json:"resource,omitempty"`  // table, container or queue
 	Partition string `json:"partition,omitempty"` // PartitionKey (Table service)
@@ -68,10 +70,14 @@ const (
 	ActionLatency Action = "latency" // answer late
 )
 
-// validate checks r and fills its parsed fields.
+// validate checks r and fills its parsed fields. A rule that could never match (a service or
+// an operation no request is logged under) is refused rather than left to hit nothing.
 func (r *Rule) validate() error {
 	if r.ID == "" {
 		return fmt.Errorf("a rule needs an id")
+	}
+	if err := r.checkNames(); err != nil {
+		return fmt.Errorf("rule %s: %w", r.ID, err)
 	}
 	if r.Probability < 0 || r.Probability > 1 {
 		return fmt.Errorf("rule %s: probability %v is not in (0, 1]", r.ID, r.Probability)
@@ -98,6 +104,70 @@ func (r *Rule) validate() error {
 		return fmt.Errorf("rule %s: action %q is not error, close or latency", r.ID, r.Action)
 	}
 	return nil
+}
+
+// service is a service a rule may name, with the operations its requests are logged,
+// counted and matched under: the list its HTTP layer notes operations from.
+type service struct {
+	name string
+	ops  []*auth.Operation
+}
+
+var services = []service{
+	{auth.Table.String(), auth.TableOperations},
+	{auth.Blob.String(), auth.BlobOperations},
+	{auth.Queue.String(), auth.QueueOperations},
+}
+
+// Operations returns the operations a rule may name, by service ("table", "blob", "queue"),
+// each in Azure's words as requests are logged under it.
+func Operations() map[string][]string {
+	out := make(map[string][]string, len(services))
+	for _, s := range services {
+		for _, op := range s.ops {
+			out[s.name] = append(out[s.name], op.Name)
+		}
+	}
+	return out
+}
+
+// checkNames refuses a service other than the three, and an operation that the rule's
+// service (any service, when it names none) does not serve. Names compare without case, as
+// matching does; a name that differs from a real one only in case and spaces is suggested.
+func (r *Rule) checkNames() error {
+	named := func(s service) bool { return r.Service == "" || strings.EqualFold(s.name, r.Service) }
+	if r.Service != "" && !slices.ContainsFunc(services, named) {
+		return fmt.Errorf("service %q is unknown: a rule names table, blob or queue (or none, for all three)", r.Service)
+	}
+	if r.Operation == "" {
+		return nil
+	}
+	squashed := squash(r.Operation)
+	var elsewhere, suggestion string
+	for _, s := range services {
+		for _, op := range s.ops {
+			switch {
+			case strings.EqualFold(op.Name, r.Operation) && named(s):
+				return nil
+			case strings.EqualFold(op.Name, r.Operation):
+				elsewhere = s.name
+			case named(s) && suggestion == "" && squash(op.Name) == squashed:
+				suggestion = op.Name
+			}
+		}
+	}
+	switch {
+	case elsewhere != "":
+		return fmt.Errorf("operation %q is not a %s operation (it is a %s one)", r.Operation, strings.ToLower(r.Service), elsewhere)
+	case suggestion != "":
+		return fmt.Errorf("operation %q is unknown; did you mean %q?", r.Operation, suggestion)
+	}
+	return fmt.Errorf("operation %q is unknown: operations are named as the request log's op= names them, in Azure's words (\"Insert Entity\", \"Put Blob\", \"Put Message\")", r.Operation)
+}
+
+// squash is an operation name without case or spaces: "InsertEntity" for "Insert Entity".
+func squash(name string) string {
+	return strings.ToLower(strings.Join(strings.Fields(name), ""))
 }
 
 // Request is what the rules match against.

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -21,6 +22,43 @@ func TestRulesAreValidated(t *testing.T) {
 		}
 		if err == nil {
 			t.Errorf("%s accepted", doc)
+		}
+	}
+}
+
+func TestRulesThatCouldNeverMatchAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		rule Rule
+		want []string // in the error
+	}{
+		{Rule{ID: "a", Service: "tabel"}, []string{`service "tabel" is unknown`, "table, blob or queue"}},
+		{Rule{ID: "a", Operation: "InsertEntity"}, []string{`operation "InsertEntity" is unknown`, `did you mean "Insert Entity"?`}},
+		{Rule{ID: "a", Service: "blob", Operation: "Insert Entity"}, []string{`operation "Insert Entity" is not a blob operation`}},
+		{Rule{ID: "a", Service: "queue", Operation: "put  message"}, []string{`did you mean "Put Message"?`}},
+		{Rule{ID: "a", Operation: "Explode Table"}, []string{`operation "Explode Table" is unknown`}},
+	} {
+		c.rule.Action = ActionClose
+		err := (&Set{}).Add(c.rule)
+		if err == nil {
+			t.Errorf("service %q, operation %q accepted", c.rule.Service, c.rule.Operation)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("service %q, operation %q: error %q does not say %q", c.rule.Service, c.rule.Operation, err, w)
+			}
+		}
+	}
+	// Names compare as matching does: without case.
+	for _, r := range []Rule{
+		{ID: "a", Service: "Table", Operation: "insert entity"},
+		{ID: "b", Operation: "Entity Group Transaction"},
+		{ID: "c", Service: "blob", Operation: "Blob Batch"},
+		{ID: "d", Service: "queue", Operation: "Get User Delegation Key"},
+	} {
+		r.Action = ActionClose
+		if err := (&Set{}).Add(r); err != nil {
+			t.Errorf("service %q, operation %q refused: %v", r.Service, r.Operation, err)
 		}
 	}
 }

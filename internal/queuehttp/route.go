@@ -67,11 +67,23 @@ func unsupportedVerb(method string, res resource) error {
 	return azerr.Newf(azerr.UnsupportedHTTPVerb, "The resource doesn't support the specified HTTP verb %s on %s.", method, what)
 }
 
-// route dispatches an authenticated request to its operation.
-func (s *Server) route(rq *request) error {
+// call is what a request asks for, as route finds it from the URL, the method and the
+// headers before the request is authenticated: the operation and queue it names, under which
+// the request is logged and counted even when authentication refuses it, and serve, which
+// serves it once it is authenticated (noting it for the fault rules, authorizing it, applying
+// it).
+type call struct {
+	op    *auth.Operation
+	queue string
+	serve func(*request) error
+}
+
+// route finds what the request asks for. Its error is answered only once the request is
+// authenticated: authentication is judged first, as Azure judges it.
+func (s *Server) route(rq *request) (call, error) {
 	res, err := parseResource(rq.Path)
 	if err != nil {
-		return err
+		return call{}, err
 	}
 	method := rq.R.Method
 	q := rq.Query
@@ -83,7 +95,7 @@ func (s *Server) route(rq *request) error {
 		readOnly = false
 	}
 	if rq.Secondary && !readOnly {
-		return server.SecondaryIsReadOnly(rq.Account)
+		return call{}, server.SecondaryIsReadOnly(rq.Account)
 	}
 	switch res.kind {
 	case resService:
@@ -91,82 +103,82 @@ func (s *Server) route(rq *request) error {
 	case resQueue:
 		switch {
 		case comp == "" && method == http.MethodPut:
-			return s.authorized(rq, auth.OpCreateQueue, res.queue, s.createQueue)
+			return s.authorized(auth.OpCreateQueue, res.queue, s.createQueue), nil
 		case comp == "" && method == http.MethodDelete:
-			return s.authorized(rq, auth.OpDeleteQueue, res.queue, s.deleteQueue)
+			return s.authorized(auth.OpDeleteQueue, res.queue, s.deleteQueue), nil
 		case comp == "metadata" && readOnly:
-			return s.authorized(rq, auth.OpGetQueueMetadata, res.queue, s.getQueueMetadata)
+			return s.authorized(auth.OpGetQueueMetadata, res.queue, s.getQueueMetadata), nil
 		case comp == "metadata" && method == http.MethodPut:
-			return s.authorized(rq, auth.OpSetQueueMetadata, res.queue, s.setQueueMetadata)
+			return s.authorized(auth.OpSetQueueMetadata, res.queue, s.setQueueMetadata), nil
 		case comp == "acl" && readOnly:
-			return s.authorized(rq, auth.OpGetQueueACL, res.queue, s.getQueueACL)
+			return s.authorized(auth.OpGetQueueACL, res.queue, s.getQueueACL), nil
 		case comp == "acl" && method == http.MethodPut:
-			return s.authorized(rq, auth.OpSetQueueACL, res.queue, s.setQueueACL)
+			return s.authorized(auth.OpSetQueueACL, res.queue, s.setQueueACL), nil
 		case comp != "" && comp != "metadata" && comp != "acl":
-			return badComp(comp, "a queue")
+			return call{}, badComp(comp, "a queue")
 		case comp == "" && readOnly:
-			return azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: reading a queue needs comp=metadata or comp=acl.")
+			return call{}, azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: reading a queue needs comp=metadata or comp=acl.")
 		}
 	case resMessages:
 		if comp != "" {
-			return badComp(comp, "a queue's messages")
+			return call{}, badComp(comp, "a queue's messages")
 		}
 		switch method {
 		case http.MethodPost:
-			return s.authorized(rq, auth.OpPutMessage, res.queue, s.putMessage)
+			return s.authorized(auth.OpPutMessage, res.queue, s.putMessage), nil
 		case http.MethodGet:
 			if isTrue(q.Get("peekonly")) {
-				return s.authorized(rq, auth.OpPeekMessages, res.queue, s.peekMessages)
+				return s.authorized(auth.OpPeekMessages, res.queue, s.peekMessages), nil
 			}
-			return s.authorized(rq, auth.OpGetMessages, res.queue, s.getMessages)
+			return s.authorized(auth.OpGetMessages, res.queue, s.getMessages), nil
 		case http.MethodDelete:
-			return s.authorized(rq, auth.OpClearMessages, res.queue, s.clearMessages)
+			return s.authorized(auth.OpClearMessages, res.queue, s.clearMessages), nil
 		}
 	case resMessage:
 		if comp != "" {
-			return badComp(comp, "a message")
+			return call{}, badComp(comp, "a message")
 		}
 		switch method {
 		case http.MethodPut:
-			return s.authorized(rq, auth.OpUpdateMessage, res.queue, func(rq *request, queueName string) error {
+			return s.authorized(auth.OpUpdateMessage, res.queue, func(rq *request, queueName string) error {
 				return s.updateMessage(rq, queueName, res.messageID)
-			})
+			}), nil
 		case http.MethodDelete:
-			return s.authorized(rq, auth.OpDeleteMessage, res.queue, func(rq *request, queueName string) error {
+			return s.authorized(auth.OpDeleteMessage, res.queue, func(rq *request, queueName string) error {
 				return s.deleteMessage(rq, queueName, res.messageID)
-			})
+			}), nil
 		}
 	}
-	return unsupportedVerb(method, res)
+	return call{}, unsupportedVerb(method, res)
 }
 
-func (s *Server) routeService(rq *request, res resource, method, restype, comp string) error {
+func (s *Server) routeService(rq *request, res resource, method, restype, comp string) (call, error) {
 	switch {
 	case comp == "list" && restype == "":
 		if method == http.MethodGet {
-			return s.authorized(rq, auth.OpListQueues, "", func(rq *request, _ string) error { return s.listQueues(rq) })
+			return s.authorized(auth.OpListQueues, "", func(rq *request, _ string) error { return s.listQueues(rq) }), nil
 		}
 	case restype == "service" && comp == "properties":
 		switch method {
 		case http.MethodGet:
-			return s.authorized(rq, auth.OpGetQueueServiceProperties, "", func(rq *request, _ string) error { return s.getServiceProperties(rq) })
+			return s.authorized(auth.OpGetQueueServiceProperties, "", func(rq *request, _ string) error { return s.getServiceProperties(rq) }), nil
 		case http.MethodPut:
-			return s.authorized(rq, auth.OpSetQueueServiceProperties, "", func(rq *request, _ string) error { return s.setServiceProperties(rq) })
+			return s.authorized(auth.OpSetQueueServiceProperties, "", func(rq *request, _ string) error { return s.setServiceProperties(rq) }), nil
 		}
 	case restype == "service" && comp == "stats":
 		if method == http.MethodGet {
-			return s.authorized(rq, auth.OpGetQueueServiceStats, "", func(rq *request, _ string) error { return s.getServiceStats(rq) })
+			return s.authorized(auth.OpGetQueueServiceStats, "", func(rq *request, _ string) error { return s.getServiceStats(rq) }), nil
 		}
 	case restype == "service" && comp == "userdelegationkey":
 		if method == http.MethodPost {
-			return s.getUserDelegationKey(rq)
+			return call{op: auth.OpGetQueueUserDelegationKey, serve: s.getUserDelegationKey}, nil
 		}
 	case comp == "" && restype == "":
-		return azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: the service root needs comp=list, or restype=service with comp=properties, comp=stats or comp=userdelegationkey.")
+		return call{}, azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: the service root needs comp=list, or restype=service with comp=properties, comp=stats or comp=userdelegationkey.")
 	default:
-		return azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: restype=%q, comp=%q is not an operation on the service.", restype, comp)
+		return call{}, azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: restype=%q, comp=%q is not an operation on the service.", restype, comp)
 	}
-	return unsupportedVerb(method, res)
+	return call{}, unsupportedVerb(method, res)
 }
 
 func badComp(comp, on string) error {
@@ -176,19 +188,21 @@ func badComp(comp, on string) error {
 // isTrue reads a boolean query parameter as the real service does, ignoring case.
 func isTrue(v string) bool { return strings.EqualFold(v, "true") }
 
-// authorized runs handler on the queue (empty for service operations) if the request's grant
-// allows op.
-func (s *Server) authorized(rq *request, op *auth.Operation, queueName string, handler func(*request, string) error) error {
-	if err := rq.Note(op.Name, queueName); err != nil {
-		return err
-	}
-	if err := rq.grant.Authorize(op, auth.Target{Name: queueName}); err != nil {
-		return err
-	}
-	if err := s.admit(rq, op, queueName); err != nil {
-		return err
-	}
-	return handler(rq, queueName)
+// authorized is the call of op on the queue (empty for service operations), served by
+// handler once the request's grant allows it and the throttle admits it.
+func (s *Server) authorized(op *auth.Operation, queueName string, handler func(*request, string) error) call {
+	return call{op: op, queue: queueName, serve: func(rq *request) error {
+		if err := rq.Note(op.Name, queueName); err != nil {
+			return err
+		}
+		if err := rq.grant.Authorize(op, auth.Target{Name: queueName}); err != nil {
+			return err
+		}
+		if err := s.admit(rq, op, queueName); err != nil {
+			return err
+		}
+		return handler(rq, queueName)
+	}}
 }
 
 // admit lets the request run now, or refuses it with 503 ServerBusy as Azure does beyond its

@@ -77,12 +77,19 @@ func (s *Server) serve(rq *request) error {
 	if err := server.CheckVersion(rq.Version); err != nil {
 		return err
 	}
+	c, routeErr := s.route(rq)
+	if c.op != nil {
+		rq.Name(c.op.Name, c.queue)
+	}
 	grant, err := s.auth.Authenticate(rq.ctx, rq.AuthRequest(auth.Queue))
 	if err != nil {
 		return err
 	}
 	rq.grant = grant
-	return s.route(rq)
+	if routeErr != nil {
+		return routeErr
+	}
+	return c.serve(rq)
 }
 
 // ErrorBody renders err as the Queue service does, for refusals made before any handler ran.

@@ -240,6 +240,15 @@ func countersFor(service, operation string, status int) *requestCounters {
 	return actual.(*requestCounters)
 }
 
+// Name names what the request asks for before it is authenticated, for its log line and its
+// metrics only: a request that authentication refuses is then logged and counted under its
+// operation and resource rather than under none. Note names it again once it is authenticated
+// (the body may name the resource better) and applies the fault rules, which judge only
+// authenticated requests.
+func (rq *Request) Name(operation, resource string) {
+	rq.rec.operation, rq.rec.resource = operation, resource
+}
+
 // Note names what the request does for its log line, its metrics and the fault rules: the
 // operation in Azure's words ("Insert Entity", "Put Blob") and the table, container or queue
 // it addresses. An error is a fault injected before the operation: the handler answers it
@@ -325,6 +334,15 @@ func injectAfter(rw *responseRecorder, w http.ResponseWriter, rec *record, error
 // NoteAttrs adds facts to the request's log line (a query's plan and entities scanned).
 func (rq *Request) NoteAttrs(attrs ...slog.Attr) {
 	rq.rec.attrs = append(rq.rec.attrs, attrs...)
+}
+
+// NoteFailure adds to the request's log line what its error answer says beyond its code: for
+// AuthenticationFailed, the reason the client is sent as AuthenticationErrorDetail
+// (auth_detail), so that whoever reads the log sees why a request was refused.
+func (rq *Request) NoteFailure(e *azerr.Error) {
+	if _, detail := authDetail(e); detail != "" && rq.rec != nil {
+		rq.rec.attrs = append(rq.rec.attrs, slog.String("auth_detail", detail))
+	}
 }
 
 // responseRecorder notes the status and body size of a response. It passes on what net/http's

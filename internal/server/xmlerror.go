@@ -26,10 +26,7 @@ const ErrorTime = "2006-01-02T15:04:05.0000000Z"
 // An AuthenticationFailed message carries its reason on a second line (package auth); that
 // line becomes the AuthenticationErrorDetail element Azure sends.
 func AppendXMLErrorBody(b []byte, e *azerr.Error, requestID string, now time.Time) []byte {
-	msg, authDetail := e.Message, ""
-	if e.Code == azerr.AuthenticationFailed {
-		msg, authDetail, _ = strings.Cut(msg, "\n")
-	}
+	msg, detail := authDetail(e)
 	var buf bytes.Buffer
 	buf.WriteString(xmlDeclaration + "<Error><Code>")
 	buf.Write(xmltext.AppendText(nil, string(e.Code)))
@@ -37,9 +34,9 @@ func AppendXMLErrorBody(b []byte, e *azerr.Error, requestID string, now time.Tim
 	// The line breaks stay literal, as Azure writes them.
 	buf.Write(xmltext.AppendText(nil, msg+"\nRequestId:"+requestID+"\nTime:"+now.UTC().Format(ErrorTime)))
 	buf.WriteString("</Message>")
-	if authDetail != "" {
+	if detail != "" {
 		buf.WriteString("<AuthenticationErrorDetail>")
-		buf.Write(xmltext.AppendText(nil, authDetail))
+		buf.Write(xmltext.AppendText(nil, detail))
 		buf.WriteString("</AuthenticationErrorDetail>")
 	}
 	for _, d := range e.Details {
@@ -51,6 +48,16 @@ func AppendXMLErrorBody(b []byte, e *azerr.Error, requestID string, now time.Tim
 	return append(b, buf.Bytes()...)
 }
 
+// authDetail splits an AuthenticationFailed message into the message and the reason package
+// auth puts on its second line, Azure's AuthenticationErrorDetail; other errors have none.
+func authDetail(e *azerr.Error) (message, detail string) {
+	if e.Code != azerr.AuthenticationFailed {
+		return e.Message, ""
+	}
+	message, detail, _ = strings.Cut(e.Message, "\n")
+	return message, detail
+}
+
 // WriteXMLError answers rq with err as the Blob and Queue services do: status,
 // x-ms-error-code, and the XML error body (none for HEAD, where the code header is all a
 // client sees). An internal error's cause goes to log, not to the client; a 503 (a busy
@@ -60,6 +67,7 @@ func WriteXMLError(rq *Request, err error, log *slog.Logger) {
 	if e.Status == http.StatusInternalServerError {
 		log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "status", e.Status, "err", err)
 	}
+	rq.NoteFailure(e)
 	h := rq.W.Header()
 	for k, v := range e.Header {
 		h[k] = v

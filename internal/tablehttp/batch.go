@@ -18,7 +18,7 @@ import (
 // (size, multipart syntax, authorization) are top-level errors; a failing operation is
 // reported inside a 202 envelope with its index, as Azure does, and nothing is applied.
 func (s *Server) batch(rq *request) error {
-	if err := rq.Note("Entity Group Transaction", ""); err != nil {
+	if err := rq.Note(auth.OpEntityGroupTransaction.Name, ""); err != nil {
 		return err
 	}
 	body, err := readBody(rq)
@@ -61,7 +61,7 @@ func (s *Server) batch(rq *request) error {
 	if err := table.ValidateBatch(writes); err != nil {
 		return s.batchFailure(rq, req.Changeset, 0, err)
 	}
-	if err := rq.Note("Entity Group Transaction", tableName); err != nil {
+	if err := rq.Note(auth.OpEntityGroupTransaction.Name, tableName); err != nil {
 		return err
 	}
 	if err := rq.NotePartition(writes[0].Entity.PartitionKey); err != nil {

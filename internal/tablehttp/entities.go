@@ -22,6 +22,35 @@ import (
 // insert, the entity otherwise); method is after X-HTTP-Method tunnelling; the body is JSON or
 // Atom as h's Content-Type says, under the request's service version.
 func decodeWrite(method string, h http.Header, body []byte, res resource, version string) (table.Write, *auth.Operation, error) {
+	w, op, err := writeKind(method, h, res)
+	if err != nil || w.Kind == table.Delete {
+		return w, op, err
+	}
+	d, err := decodeEntity(h, body, version)
+	if err != nil {
+		return w, nil, err
+	}
+	w.Entity = d.Entity
+	if w.Kind == table.Insert {
+		if d.KeyErr != nil {
+			return w, nil, d.KeyErr
+		}
+		if !d.HasPartitionKey || !d.HasRowKey {
+			return w, nil, azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: an inserted entity needs PartitionKey and RowKey.")
+		}
+	} else {
+		// The URL names the entity; keys repeated in the body are ignored, whatever their type
+		// (the real service stored upserts whose body keys were annotated Edm.DateTime or
+		// Edm.Binary, edm.Decoded.KeyErr), as Azurite ignores them too.
+		w.Entity.PartitionKey, w.Entity.RowKey = res.partitionKey, res.rowKey
+	}
+	return w, op, nil
+}
+
+// writeKind finds which write a request is, and the operation it is, from the method and the
+// conditional headers alone: the Write has its Kind and IfMatch (and, for a delete, the
+// entity's keys) but no entity yet.
+func writeKind(method string, h http.Header, res resource) (table.Write, *auth.Operation, error) {
 	var w table.Write
 	ifMatch, hasIfMatch := headerValue(h, "If-Match")
 	_, hasIfNoneMatch := headerValue(h, "If-None-Match")
@@ -57,27 +86,8 @@ func decodeWrite(method string, h http.Header, body []byte, res resource, versio
 	case method == http.MethodDelete:
 		w.Kind, op = table.Delete, auth.OpDeleteEntity
 		w.Entity.PartitionKey, w.Entity.RowKey = res.partitionKey, res.rowKey
-		return w, op, nil
 	default:
 		return w, nil, azerr.Newf(azerr.MethodNotAllowed, "The requested method is not allowed on the specified resource: %s on an entity.", method)
-	}
-	d, err := decodeEntity(h, body, version)
-	if err != nil {
-		return w, nil, err
-	}
-	w.Entity = d.Entity
-	if w.Kind == table.Insert {
-		if d.KeyErr != nil {
-			return w, nil, d.KeyErr
-		}
-		if !d.HasPartitionKey || !d.HasRowKey {
-			return w, nil, azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: an inserted entity needs PartitionKey and RowKey.")
-		}
-	} else {
-		// The URL names the entity; keys repeated in the body are ignored, whatever their type
-		// (the real service stored upserts whose body keys were annotated Edm.DateTime or
-		// Edm.Binary, edm.Decoded.KeyErr), as Azurite ignores them too.
-		w.Entity.PartitionKey, w.Entity.RowKey = res.partitionKey, res.rowKey
 	}
 	return w, op, nil
 }

@@ -53,6 +53,7 @@ func (rq *request) fail(err error) {
 		// The cause stays in the server log; the client learns only that it may retry.
 		rq.log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "err", err)
 	}
+	rq.NoteFailure(e)
 	h := rq.W.Header()
 	for k, v := range e.Header {
 		h[k] = v

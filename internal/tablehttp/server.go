@@ -94,12 +94,22 @@ func (s *Server) serve(rq *request) error {
 	if err := server.CheckVersion(rq.Version); err != nil {
 		return err
 	}
+	c, routeErr := s.route(rq)
+	if c.op != nil {
+		rq.Name(c.op.Name, c.table)
+	}
 	grant, err := s.auth.Authenticate(rq.ctx, rq.AuthRequest(auth.Table))
 	if err != nil {
 		return err
 	}
 	rq.grant = grant
-	return s.route(rq)
+	if c.xml {
+		rq.xmlErrors()
+	}
+	if routeErr != nil {
+		return routeErr
+	}
+	return c.serve(rq)
 }
 
 // xmlErrors makes the request's errors XML, as for the operations that speak plain XML (the

@@ -24,43 +24,42 @@ func (rq *request) writeXML(status int, body string) {
 	}
 }
 
-// routeXML serves the operations selected by restype/comp: service properties and stats on
+// routeXML finds the operations selected by restype/comp: service properties and stats on
 // the service root, ACLs on a table.
-func (s *Server) routeXML(rq *request, res resource, method string) error {
-	rq.xmlErrors()
+func (s *Server) routeXML(rq *request, res resource, method string) (call, error) {
 	q := rq.Query
 	restype, comp := q.Get("restype"), q.Get("comp")
 	switch {
 	case res.kind == resService && restype == "service" && comp == "properties":
 		switch method {
 		case http.MethodGet:
-			return s.authorized(rq, auth.OpGetServiceProperties, "", "", "", s.getServiceProperties)
+			return s.authorized(auth.OpGetServiceProperties, "", "", "", s.getServiceProperties), nil
 		case http.MethodPut:
-			return s.authorized(rq, auth.OpSetServiceProperties, "", "", "", s.setServiceProperties)
+			return s.authorized(auth.OpSetServiceProperties, "", "", "", s.setServiceProperties), nil
 		}
-		return unsupportedVerb(method)
+		return call{}, unsupportedVerb(method)
 	case res.kind == resService && restype == "service" && comp == "stats":
 		if method == http.MethodGet {
-			return s.authorized(rq, auth.OpGetServiceStats, "", "", "", s.getServiceStats)
+			return s.authorized(auth.OpGetServiceStats, "", "", "", s.getServiceStats), nil
 		}
-		return unsupportedVerb(method)
+		return call{}, unsupportedVerb(method)
 	case res.kind == resService && restype == "service" && comp == "userdelegationkey":
 		if method == http.MethodPost {
-			return s.getUserDelegationKey(rq)
+			return call{op: auth.OpGetTableUserDelegationKey, serve: s.getUserDelegationKey}, nil
 		}
-		return unsupportedVerb(method)
+		return call{}, unsupportedVerb(method)
 	case res.kind == resEntities && comp == "acl" && restype == "":
 		switch method {
 		case http.MethodGet, http.MethodHead:
-			return s.authorized(rq, auth.OpGetTableACL, res.table, "", "", func(rq *request) error { return s.getTableACL(rq, res.table) })
+			return s.authorized(auth.OpGetTableACL, res.table, "", "", func(rq *request) error { return s.getTableACL(rq, res.table) }), nil
 		case http.MethodPut:
-			return s.authorized(rq, auth.OpSetTableACL, res.table, "", "", func(rq *request) error { return s.setTableACL(rq, res.table) })
+			return s.authorized(auth.OpSetTableACL, res.table, "", "", func(rq *request) error { return s.setTableACL(rq, res.table) }), nil
 		}
-		return unsupportedVerb(method)
+		return call{}, unsupportedVerb(method)
 	case res.kind == resService && restype == "":
-		return azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: the service root needs restype=service&comp=properties, comp=stats or comp=userdelegationkey.")
+		return call{}, azerr.Newf(azerr.MissingRequiredQueryParameter, "A required query parameter was not specified for this request: the service root needs restype=service&comp=properties, comp=stats or comp=userdelegationkey.")
 	}
-	return azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: restype=%q, comp=%q is not an operation on %s.", restype, comp, rq.Path)
+	return call{}, azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid: restype=%q, comp=%q is not an operation on %s.", restype, comp, rq.Path)
 }
 
 func unsupportedVerb(method string) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/edm"
 	"github.com/tabula-dev/tabula/internal/table"
@@ -39,6 +40,9 @@ func (s *Server) createTable(rq *request) error {
 	}
 	name, err := tableNameOf(rq, body)
 	if err != nil {
+		return err
+	}
+	if err := rq.Note(auth.OpCreateTable.Name, name); err != nil {
 		return err
 	}
 	t, err := s.svc.CreateTable(rq.ctx, rq.Account, name)

@@ -878,12 +878,16 @@ function findingCard(f) {
 
 // ---- fault rules ---------------------------------------------------------------------------
 
-// Operations a rule may name, in Azure's words; any other name is taken too.
-const operations = ['Insert Entity', 'Update Entity', 'Merge Entity', 'Delete Entity', 'Insert Or Replace Entity', 'Insert Or Merge Entity',
-  'Query Entities', 'Query Tables', 'Create Table', 'Delete Table', 'Entity Group Transaction'];
-
 function faultsPane(main, seq) {
   const box = h('div', { class: 'feedback' });
+  // The operations a rule may name, by service, as the server lists them (it refuses others);
+  // the operation field suggests those of the chosen service.
+  let operations = {};
+  const ops = h('datalist', { id: 'ops' });
+  const suggest = () => {
+    const names = f.service.value ? operations[f.service.value] || [] : [...new Set(Object.values(operations).flat())];
+    ops.replaceChildren(...names.map((o) => h('option', { value: o })));
+  };
   const rows = h('tbody', {}, h('tr', {}, h('td', { colspan: 6 }, spinner())));
   function show(rules) {
     rows.replaceChildren(...rules.map((r) => h('tr', { class: 'rule', 'data-id': r.id },
@@ -898,7 +902,9 @@ function faultsPane(main, seq) {
   async function load() {
     try {
       const data = await guarded(api('GET', '/api/faults'));
-      if (seq === viewSeq) show(data.rules);
+      if (seq !== viewSeq) return;
+      show(data.rules);
+      if (Object.keys(operations).length === 0) { operations = data.operations; suggest(); }
     } catch (e) { if (seq === viewSeq) showIn(box, errorBox(e)); }
   }
   async function remove(button, id) {
@@ -952,10 +958,11 @@ function faultsPane(main, seq) {
     h('span', { 'data-for': 'error', class: 'group' }, field('status', 'Status', { type: 'number', min: 400, max: 599, placeholder: '500' }), field('code', 'Azure code', { placeholder: 'InternalError', list: 'codes' }), field('message', 'Message', { placeholder: "Azure's default" })),
     h('span', { 'data-for': 'latency', class: 'group', hidden: true }, field('latency', 'Latency', { placeholder: '250ms' })),
     h('label', { class: 'check' }, f.after, h('span', {}, 'after applying the operation (the change is made, the client sees the failure)'))),
-  h('datalist', { id: 'ops' }, operations.map((o) => h('option', { value: o }))),
+  ops,
   h('datalist', { id: 'codes' }, ['InternalError', 'ServerBusy', 'OperationTimedOut'].map((o) => h('option', { value: o }))),
   h('div', { class: 'actions' }, h('span', { class: 'spacer' }), add));
   f.action.addEventListener('change', onAction);
+  f.service.addEventListener('change', suggest);
   const timer = setInterval(load, 5000);
   leaving.push(() => clearInterval(timer));
   main.append(crumbs(['Fault rules']),
