@@ -18,9 +18,8 @@ import (
 // (size, multipart syntax, authorization) are top-level errors; a failing operation is
 // reported inside a 202 envelope with its index, as Azure does, and nothing is applied.
 func (s *Server) batch(rq *request) error {
-	if err := rq.Note(auth.OpEntityGroupTransaction.Name, ""); err != nil {
-		return err
-	}
+	// Named before authentication (serve); fault rules are judged once the table and
+	// partition are known, below, so that each batch rolls a rule's probability once.
 	body, err := readBody(rq)
 	if err != nil {
 		return err
