@@ -343,6 +343,14 @@ func (s *Server) run(rq *request, op *auth.Operation, h handler) call {
 		if err := rq.Note(op.Name, rq.container); err != nil {
 			return err
 		}
+		if rq.blob != "" {
+			// A blob is its own partition in Azure: fault rules name it as one, and the
+			// log line names it beside its container.
+			rq.NoteAttrs(slog.String("blob", rq.blob))
+			if err := rq.NotePartition(rq.blob); err != nil {
+				return err
+			}
+		}
 		t := auth.Target{Name: rq.container, Blob: rq.blob}
 		if rq.grant.Anonymous() && rq.container != "" {
 			if c, err := s.svc.GetContainer(rq.ctx, rq.Account, rq.container, ""); err == nil {

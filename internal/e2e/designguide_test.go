@@ -399,3 +399,52 @@ func TestFaultRulesHitOnlyWhatTheyName(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A fault rule names a blob as its partition (a blob is its own partition in Azure): only
+// that blob's requests fail, and the log line names the blob beside its container.
+func TestFaultRulesNameABlobAsItsPartition(t *testing.T) {
+	st, err := pebble.Open("", pebble.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	accounts := auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()})
+	logged := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logged, nil))
+	g, err := server.Listen(server.Limits{}, log,
+		server.Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: blobhttp.New(blob.New(st, st), accounts, log), ErrorBody: blobhttp.ErrorBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Faults = &faults.Set{}
+	g.Log = &server.RequestLog{Logger: log, ErrorsOnly: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if err := g.Faults.Replace([]faults.Rule{{ID: "hot-blob", Service: "blob", Operation: "Put Blob", Resource: "files", Partition: "dir/hot.txt",
+		Action: faults.ActionError, Status: 503, Code: "ServerBusy"}}); err != nil {
+		t.Fatal(err)
+	}
+	cred, err := azblob.NewSharedKeyCredential("devstoreaccount1", devKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azblob.NewClientWithSharedKeyCredential("http://"+g.Addr("blob").String()+"/devstoreaccount1", cred,
+		&azblob.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateContainer(ctx, "files", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.UploadBuffer(ctx, "files", "dir/hot.txt", []byte("x"), nil)
+	wantAzureError(t, err, 503, "ServerBusy")
+	if _, err := c.UploadBuffer(ctx, "files", "dir/cold.txt", []byte("x"), nil); err != nil {
+		t.Fatalf("another blob: %v", err)
+	}
+	if want := `op="Put Blob" resource=files method=PUT status=503 error=ServerBusy`; !strings.Contains(logged.String(), want) ||
+		!strings.Contains(logged.String(), "blob=dir/hot.txt") || !strings.Contains(logged.String(), "fault=hot-blob") {
+		t.Fatalf("the log line does not name the blob and its fault:\n%s", logged.String())
+	}
+}

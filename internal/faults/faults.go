@@ -35,7 +35,7 @@ type Rule struct {
 	Operation string `json:"operation,omitempty"` // as requests are logged (op=): "Insert Entity", "Put Blob", ...
 	Account   string `json:"account,omitempty"`
 	Resource  string `json:"resource,omitempty"`  // table, container or queue
-	Partition string `json:"partition,omitempty"` // PartitionKey (Table service)
+	Partition string `json:"partition,omitempty"` // PartitionKey (Table service), a blob's name (Blob service: its partition in Azure)
 	// Probability of hitting a matching request, in (0, 1]; 0 means 1.
 	Probability float64 `json:"probability,omitempty"`
 	// Count bounds how many requests the rule hits; 0 means no bound.
