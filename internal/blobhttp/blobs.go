@@ -3,6 +3,7 @@ package blobhttp
 import (
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -115,6 +116,9 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 	if err != nil || u.Host == "" {
 		return blob.Path{}, invalidHeader("x-ms-copy-source", raw, "not an absolute URL")
 	}
+	if !s.sameServer(rq.R, u) {
+		return blob.Path{}, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not on this server (%s), and Tabula copies only from the accounts it hosts.", raw, rq.R.Host)
+	}
 	host := u.Hostname()
 	path := u.EscapedPath()
 	account := ""
@@ -199,6 +203,45 @@ func destinationFirst(src blob.Path, err error) (_ blob.Path, refused, _ error) 
 		return src, err, nil
 	}
 	return src, nil, err
+}
+
+// sameServer tells whether the copy source u is on this server as the request r reached it:
+// the same port, and the same host name, two loopback names, or the host-style names of two
+// hosted accounts under one domain. Another server's blob of the same path is not this
+// server's to copy (AzCopy copies between two local servers so).
+func (s *Server) sameServer(r *http.Request, u *url.URL) bool {
+	defaultPort := func(secure bool) string {
+		if secure {
+			return "443"
+		}
+		return "80"
+	}
+	host, port, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host, port = r.Host, defaultPort(r.TLS != nil)
+	}
+	host = strings.Trim(host, "[]")
+	srcHost, srcPort := u.Hostname(), u.Port()
+	if srcPort == "" {
+		srcPort = defaultPort(u.Scheme == "https")
+	}
+	if srcPort != port {
+		return false
+	}
+	loopback := func(h string) bool {
+		ip := net.ParseIP(h)
+		return strings.EqualFold(h, "localhost") || ip != nil && ip.IsLoopback()
+	}
+	if strings.EqualFold(host, srcHost) || loopback(host) && loopback(srcHost) {
+		return true
+	}
+	_, domain, ok := strings.Cut(host, ".")
+	label, srcDomain, srcOK := strings.Cut(srcHost, ".")
+	if !ok || !srcOK || !strings.EqualFold(domain, srcDomain) {
+		return false
+	}
+	account, _ := server.HostedAccount(s.auth, label)
+	return account != ""
 }
 
 // isBearer tells a grant of a bearer token alone (a user delegation SAS presented with its

@@ -9,8 +9,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc64"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -833,5 +835,51 @@ func TestCopiesJudgeTheDestinationBeforeTheSource(t *testing.T) {
 			t.Fatalf("the refused copies changed the destination: ETag %v, was %v", got.ETag, up.ETag)
 		}
 		got.Body.Close()
+	})
+}
+
+// A copy source on another server is not this server's blob of the same path: AzCopy copies
+// between two local servers by URLs that differ only in their port. Refused, as any source
+// this server cannot read, and the destination is left alone; the same server by another
+// loopback name is still this one.
+func TestACopySourceOnAnotherServerIsNotOurs(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("twoservers")
+		src := c.NewBlockBlobClient("src")
+		if _, err := src.UploadBuffer(ctx, []byte("ours"), nil); err != nil {
+			t.Fatal(err)
+		}
+		dst := c.NewBlockBlobClient("dst")
+		if _, err := dst.UploadBuffer(ctx, []byte("before"), nil); err != nil {
+			t.Fatal(err)
+		}
+		here, err := url.Parse(readableURL(t, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		elsewhere := *here
+		elsewhere.Host = "127.0.0.1:1" // another server's port, the same path
+		_, err = dst.CopyFromURL(ctx, elsewhere.String(), nil)
+		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		_, err = dst.StartCopyFromURL(ctx, elsewhere.String(), nil)
+		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		_, err = dst.UploadBlobFromURL(ctx, elsewhere.String(), nil)
+		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		got, err := dst.DownloadStream(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(got.Body)
+		got.Body.Close()
+		if string(body) != "before" {
+			t.Fatalf("the destination holds %q after refused copies", body)
+		}
+
+		byName := *here
+		byName.Host = "localhost:" + here.Port()
+		if _, err := dst.CopyFromURL(ctx, byName.String(), nil); err != nil {
+			t.Fatalf("the same server as localhost: %v", err)
+		}
 	})
 }
