@@ -119,11 +119,16 @@ func observe(e Endpoint, h http.Handler, log *RequestLog, faultSet *faults.Set) 
 }
 
 // finish counts a request and writes its log line. A request whose connection a fault closed
-// (aborted) counts with status 0.
+// (aborted) counts with status 0, and so does one that failed because its client went away
+// mid-request (a body cut short): no one saw that answer, and it is no failure of the server's.
 func finish(w http.ResponseWriter, r *http.Request, rw *responseRecorder, rec *record, body *countingBody, start time.Time, log *RequestLog, aborted bool) {
 	status := rw.status
 	if status == 0 && !aborted {
 		status = http.StatusOK
+	}
+	if status >= 500 && r.Context().Err() != nil {
+		status = 0
+		rec.attrs = append(rec.attrs, slog.Bool("client_gone", true))
 	}
 	var in int64
 	if body != nil {

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -136,4 +140,71 @@ func TestRequestLogCanBeLimitedToErrorsOrSampled(t *testing.T) {
 	if lines := logLines(t, func(*slog.Logger) *RequestLog { return &RequestLog{} }, paths...); len(lines) != 0 {
 		t.Fatalf("off: %v", lines)
 	}
+}
+
+// A request whose client went away mid-body fails inside the handler; no one sees that
+// answer and it is no failure of the server's: its line says status 0 and client_gone, not
+// 500.
+func TestAClientThatLeavesMidBodyIsNotAServerError(t *testing.T) {
+	var buf lockedLog
+	handled := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(handled)
+		rq := &Request{}
+		Begin(rq, w, r, "2021-08-06")
+		if err := rq.ResolveAccount(accountsOf("devstoreaccount1")); err != nil {
+			t.Error(err)
+			return
+		}
+		rq.Note("Put Thing", "box")
+		if _, err := io.ReadAll(r.Body); err != nil {
+			WriteXMLError(rq, err, quiet) // an internal error, as a store's would be
+		}
+	})
+	g, err := Listen(Limits{}, quiet, Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Log = &RequestLog{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	conn, err := net.Dial("tcp", g.Addr("blob").String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "PUT /devstoreaccount1/box/x HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n0123456789")
+	time.Sleep(50 * time.Millisecond)
+	conn.Close()
+	<-handled
+	deadline := time.Now().Add(2 * time.Second)
+	for !strings.Contains(buf.String(), `"op":"Put Thing"`) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // lines are written at most 100 ms late
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &line); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if line["status"] != 0.0 || line["client_gone"] != true {
+		t.Fatalf("line %v, want status 0 and client_gone", line)
+	}
+}
+
+// lockedLog is a log destination the server writes while the test reads it.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

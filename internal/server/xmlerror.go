@@ -64,7 +64,7 @@ func authDetail(e *azerr.Error) (message, detail string) {
 // store, --throttle) is the request's own log line's business.
 func WriteXMLError(rq *Request, err error, log *slog.Logger) {
 	e := azerr.As(err)
-	if e.Status == http.StatusInternalServerError {
+	if e.Status == http.StatusInternalServerError && rq.R.Context().Err() == nil {
 		log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "status", e.Status, "err", err)
 	}
 	rq.NoteFailure(e)

@@ -49,8 +49,9 @@ func errorStyleOf(version string, query url.Values, h http.Header) errorStyle {
 // m:error XML body whose message ends with the request id and time.
 func (rq *request) fail(err error) {
 	e := azerr.As(err)
-	if e.Status == http.StatusInternalServerError {
-		// The cause stays in the server log; the client learns only that it may retry.
+	if e.Status == http.StatusInternalServerError && rq.R.Context().Err() == nil {
+		// The cause stays in the server log; the client learns only that it may retry. (A
+		// client that went away mid-request is no failure of the server's.)
 		rq.log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "err", err)
 	}
 	rq.NoteFailure(e)
