@@ -44,6 +44,14 @@ type guidedServer struct {
 	statuses *statusCounter
 }
 
+// serveUntilCleanup serves g, as the tabula command does, until the test ends.
+func serveUntilCleanup(t *testing.T, g *server.Group) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
 func startGuidedServer(t *testing.T, configure func(*tablehttp.Server)) *guidedServer {
 	t.Helper()
 	st, err := pebble.Open("", pebble.Options{InMemory: true})
@@ -64,10 +72,7 @@ func startGuidedServer(t *testing.T, configure func(*tablehttp.Server)) *guidedS
 		t.Fatal(err)
 	}
 	g.Faults = &faults.Set{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- g.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serveUntilCleanup(t, g)
 	return &guidedServer{url: "http://" + g.Addr("table").String() + "/devstoreaccount1", handler: h, faults: g.Faults, insights: h.Insights, statuses: &statusCounter{}}
 }
 
@@ -242,10 +247,8 @@ func TestThrottledQueuesAndBlobsSucceedThroughTheSDKsRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Log = &server.RequestLog{Logger: log, ErrorsOnly: true}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- g.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serveUntilCleanup(t, g)
+	ctx := context.Background()
 
 	statuses := &statusCounter{}
 	opts := policy.ClientOptions{Transport: statuses, Retry: policy.RetryOptions{MaxRetries: 10, RetryDelay: 50 * time.Millisecond, MaxRetryDelay: time.Second}}
@@ -418,10 +421,8 @@ func TestFaultRulesNameABlobAsItsPartition(t *testing.T) {
 	}
 	g.Faults = &faults.Set{}
 	g.Log = &server.RequestLog{Logger: log, ErrorsOnly: true}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- g.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serveUntilCleanup(t, g)
+	ctx := context.Background()
 	if err := g.Faults.Replace([]faults.Rule{{ID: "hot-blob", Service: "blob", Operation: "Put Blob", Resource: "files", Partition: "dir/hot.txt",
 		Action: faults.ActionError, Status: 503, Code: "ServerBusy"}}); err != nil {
 		t.Fatal(err)

@@ -47,10 +47,7 @@ func TestMetadataNamesKeepTheirCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- g.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serveUntilCleanup(t, g)
 	blobAddr, queueAddr := g.Addr("blob").String(), g.Addr("queue").String()
 
 	wire := &wireRecorder{}

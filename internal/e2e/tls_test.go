@@ -78,10 +78,7 @@ func startHTTPSServer(t *testing.T) *httpsServer {
 		t.Fatal(err)
 	}
 	g.TLS = ca.TLS
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- g.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serveUntilCleanup(t, g)
 
 	pemBytes, err := os.ReadFile(ca.CAFile)
 	if err != nil {
