@@ -10,7 +10,6 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
 	"github.com/tabula-dev/tabula/internal/server"
-	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 // parsePath splits the resource path into container and blob (blob.md §1.1): the first
@@ -360,9 +359,8 @@ func (s *Server) run(rq *request, op *auth.Operation, h handler) call {
 		if err := rq.grant.Authorize(op, t); err != nil {
 			return err
 		}
+		// Beyond a scalability target (--throttle): 503 ServerBusy, as Azure answers.
 		if err := s.Throttle.TakeBlob(rq.Account, rq.container, rq.blob); err != nil {
-			// Beyond a scalability target (--throttle): 503 ServerBusy, as Azure answers.
-			rq.NoteAttrs(slog.String("throttled", throttle.ScopeOf(err)))
 			return err
 		}
 		return h(rq)

@@ -56,7 +56,7 @@ func containerVerb(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	if len(args) == 0 {
-		return fmt.Errorf("tabula container: want ls, create or rm (tabula container --help)")
+		return fmt.Errorf("tabula container: want ls, create or rm (see tabula container --help)")
 	}
 	sub, names := args[0], args[1:]
 	switch sub {
@@ -65,7 +65,7 @@ func containerVerb(ctx context.Context, args []string, env Env) error {
 	case "create", "rm", "delete":
 		err = wantArgs(fs, names, 1, -1, sub+": which container?")
 	default:
-		err = fmt.Errorf("tabula container %s: want ls, create or rm (tabula container --help)", sub)
+		err = fmt.Errorf("tabula container %s: want ls, create or rm (see tabula container --help)", sub)
 	}
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ func blobVerb(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	if len(args) == 0 {
-		return fmt.Errorf("tabula blob: want ls, put, get or rm (tabula blob --help)")
+		return fmt.Errorf("tabula blob: want ls, put, get or rm (see tabula blob --help)")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -122,7 +122,7 @@ func blobVerb(ctx context.Context, args []string, env Env) error {
 	case "rm", "delete":
 		err = wantArgs(fs, args, 2, -1, "rm wants CONTAINER NAME...")
 	default:
-		err = fmt.Errorf("tabula blob %s: want ls, put, get or rm (tabula blob --help)", sub)
+		err = fmt.Errorf("tabula blob %s: want ls, put, get or rm (see tabula blob --help)", sub)
 	}
 	if err != nil {
 		return err

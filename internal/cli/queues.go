@@ -57,7 +57,7 @@ func queueVerb(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	if len(args) == 0 {
-		return fmt.Errorf("tabula queue: want ls, create, rm, put, peek, pop or clear (tabula queue --help)")
+		return fmt.Errorf("tabula queue: want ls, create, rm, put, peek, pop or clear (see tabula queue --help)")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -70,7 +70,7 @@ func queueVerb(ctx context.Context, args []string, env Env) error {
 	case "peek", "pop", "clear":
 		err = wantArgs(fs, args, 1, 1, sub+" wants QUEUE")
 	default:
-		err = fmt.Errorf("tabula queue %s: want ls, create, rm, put, peek, pop or clear (tabula queue --help)", sub)
+		err = fmt.Errorf("tabula queue %s: want ls, create, rm, put, peek, pop or clear (see tabula queue --help)", sub)
 	}
 	if err == nil && (*n < 1 || *n > 32) {
 		err = fmt.Errorf("tabula queue %s: -n %d: the service gives 1 to 32 messages at a time", sub, *n)

@@ -1,7 +1,6 @@
 package queuehttp
 
 import (
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/server"
-	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 // resource is what a request's path addresses (shared/spec/queue.md §1): after the account,
@@ -209,6 +207,9 @@ func (s *Server) authorized(op *auth.Operation, queueName string, handler func(*
 // scalability targets (--throttle): a message operation counts its messages against its queue
 // (a Get or Peek as many as it asks for), every request one against the account.
 func (s *Server) admit(rq *request, op *auth.Operation, queueName string) error {
+	if s.Throttle == nil {
+		return nil
+	}
 	messages := 1
 	switch op {
 	case auth.OpGetMessages, auth.OpPeekMessages:
@@ -219,9 +220,5 @@ func (s *Server) admit(rq *request, op *auth.Operation, queueName string) error 
 	default:
 		queueName = "" // the queue's settings, not its messages
 	}
-	err := s.Throttle.TakeQueue(rq.Account, queueName, messages)
-	if err != nil {
-		rq.NoteAttrs(slog.String("throttled", throttle.ScopeOf(err)))
-	}
-	return err
+	return s.Throttle.TakeQueue(rq.Account, queueName, messages)
 }

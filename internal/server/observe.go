@@ -17,6 +17,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/faults"
 	"github.com/tabula-dev/tabula/internal/metrics"
+	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 // RequestLog says which requests get a log line. The zero value logs none.
@@ -341,12 +342,19 @@ func (rq *Request) NoteAttrs(attrs ...slog.Attr) {
 	rq.rec.attrs = append(rq.rec.attrs, attrs...)
 }
 
-// NoteFailure adds to the request's log line what its error answer says beyond its code: for
-// AuthenticationFailed, the reason the client is sent as AuthenticationErrorDetail
-// (auth_detail), so that whoever reads the log sees why a request was refused.
-func (rq *Request) NoteFailure(e *azerr.Error) {
-	if _, detail := authDetail(e); detail != "" && rq.rec != nil {
+// NoteFailure adds to the request's log line what its error answer says beyond its code, so
+// that whoever reads the log sees why a request was refused: for AuthenticationFailed, the
+// reason the client is sent as AuthenticationErrorDetail (auth_detail); for a request over a
+// scalability target (--throttle), which target (throttled).
+func (rq *Request) NoteFailure(err error) {
+	if rq.rec == nil {
+		return
+	}
+	if _, detail := authDetail(azerr.As(err)); detail != "" {
 		rq.rec.attrs = append(rq.rec.attrs, slog.String("auth_detail", detail))
+	}
+	if scope := throttle.ScopeOf(err); scope != "" {
+		rq.rec.attrs = append(rq.rec.attrs, slog.String("throttled", scope))
 	}
 }
 

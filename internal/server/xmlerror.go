@@ -67,7 +67,7 @@ func WriteXMLError(rq *Request, err error, log *slog.Logger) {
 	if e.Status == http.StatusInternalServerError && rq.R.Context().Err() == nil {
 		log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "status", e.Status, "err", err)
 	}
-	rq.NoteFailure(e)
+	rq.NoteFailure(err)
 	h := rq.W.Header()
 	for k, v := range e.Header {
 		h[k] = v

@@ -1,12 +1,9 @@
 package tablehttp
 
 import (
-	"log/slog"
-
 	"github.com/tabula-dev/tabula/internal/insight"
 	"github.com/tabula-dev/tabula/internal/odata"
 	"github.com/tabula-dev/tabula/internal/table"
-	"github.com/tabula-dev/tabula/internal/throttle"
 )
 
 // The design guide, alive: each request that reads or writes entities passes the throttle
@@ -16,11 +13,7 @@ import (
 // admit lets a request acting on n entities of one partition run now, or refuses it with
 // 503 ServerBusy as Azure does beyond its targets.
 func (s *Server) admit(rq *request, tableName, partition string, n int) error {
-	err := s.Throttle.Take(rq.Account, tableName, partition, n)
-	if err != nil {
-		rq.NoteAttrs(slog.String("throttled", throttle.ScopeOf(err)))
-	}
-	return err
+	return s.Throttle.Take(rq.Account, tableName, partition, n)
 }
 
 // observeWrites tells the insight observer about writes applied to one partition.

@@ -23,20 +23,32 @@ import (
 // Atom as h's Content-Type says, under the request's service version.
 func decodeWrite(method string, h http.Header, body []byte, res resource, version string) (table.Write, *auth.Operation, error) {
 	w, op, err := writeKind(method, h, res)
-	if err != nil || w.Kind == table.Delete {
+	if err != nil {
 		return w, op, err
+	}
+	if w, err = withEntity(w, h, body, res, version); err != nil {
+		return w, nil, err
+	}
+	return w, op, nil
+}
+
+// withEntity completes w, a write as writeKind found it, with the entity its body holds (a
+// delete has none).
+func withEntity(w table.Write, h http.Header, body []byte, res resource, version string) (table.Write, error) {
+	if w.Kind == table.Delete {
+		return w, nil
 	}
 	d, err := decodeEntity(h, body, version)
 	if err != nil {
-		return w, nil, err
+		return w, err
 	}
 	w.Entity = d.Entity
 	if w.Kind == table.Insert {
 		if d.KeyErr != nil {
-			return w, nil, d.KeyErr
+			return w, d.KeyErr
 		}
 		if !d.HasPartitionKey || !d.HasRowKey {
-			return w, nil, azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: an inserted entity needs PartitionKey and RowKey.")
+			return w, azerr.Newf(azerr.PropertiesNeedValue, "The values are not specified for all properties in the entity: an inserted entity needs PartitionKey and RowKey.")
 		}
 	} else {
 		// The URL names the entity; keys repeated in the body are ignored, whatever their type
@@ -44,7 +56,7 @@ func decodeWrite(method string, h http.Header, body []byte, res resource, versio
 		// Edm.Binary, edm.Decoded.KeyErr), as Azurite ignores them too.
 		w.Entity.PartitionKey, w.Entity.RowKey = res.partitionKey, res.rowKey
 	}
-	return w, op, nil
+	return w, nil
 }
 
 // writeKind finds which write a request is, and the operation it is, from the method and the
@@ -161,8 +173,10 @@ func (rq *request) createdWithoutContent(location string) bool {
 	return true
 }
 
-// writeEntity serves Insert, Update, Merge, Insert Or Replace, Insert Or Merge and Delete.
-func (s *Server) writeEntity(rq *request, res resource, method string) error {
+// writeEntity serves Insert, Update, Merge, Insert Or Replace, Insert Or Merge and Delete:
+// w, op and kindErr are what writeKind found of the request, whose error is answered after
+// those of the format and the body.
+func (s *Server) writeEntity(rq *request, res resource, w table.Write, op *auth.Operation, kindErr error) error {
 	f, err := negotiate(rq)
 	if err != nil {
 		return err
@@ -171,8 +185,10 @@ func (s *Server) writeEntity(rq *request, res resource, method string) error {
 	if err != nil {
 		return err
 	}
-	w, op, err := decodeWrite(method, rq.R.Header, body, res, rq.Version)
-	if err != nil {
+	if kindErr != nil {
+		return kindErr
+	}
+	if w, err = withEntity(w, rq.R.Header, body, res, rq.Version); err != nil {
 		return err
 	}
 	if err := rq.Note(op.Name, res.table); err != nil {

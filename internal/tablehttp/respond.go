@@ -54,7 +54,7 @@ func (rq *request) fail(err error) {
 		// client that went away mid-request is no failure of the server's.)
 		rq.log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "err", err)
 	}
-	rq.NoteFailure(e)
+	rq.NoteFailure(err)
 	h := rq.W.Header()
 	for k, v := range e.Header {
 		h[k] = v

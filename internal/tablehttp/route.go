@@ -96,8 +96,8 @@ func (s *Server) route(rq *request) (call, error) {
 // If-Match alone; a request whose headers are wrong goes unnamed, for writeEntity to refuse in
 // its own order.
 func (s *Server) writeCall(rq *request, res resource, method string) call {
-	_, op, _ := writeKind(method, rq.R.Header, res)
-	return call{op: op, table: res.table, serve: func(rq *request) error { return s.writeEntity(rq, res, method) }}
+	w, op, err := writeKind(method, rq.R.Header, res)
+	return call{op: op, table: res.table, serve: func(rq *request) error { return s.writeEntity(rq, res, w, op, err) }}
 }
 
 // routeUnder answers paths below a table as Azure does (recorded for a client whose endpoint
@@ -108,13 +108,14 @@ func (s *Server) writeCall(rq *request, res resource, method string) call {
 func (s *Server) routeUnder(rq *request, res resource, method string) (call, error) {
 	switch {
 	case method == http.MethodPost:
-		return call{op: auth.OpInsertEntity, table: res.table, serve: func(rq *request) error {
+		insert := s.writeCall(rq, resource{kind: resEntities, table: res.table}, method)
+		return call{op: insert.op, table: res.table, serve: func(rq *request) error {
 			// The table is looked up before the body is judged: Create Table there answers
 			// 404 TableNotFound until the table exists.
 			if _, err := s.svc.Table(rq.ctx, rq.Account, res.table); err != nil {
 				return err
 			}
-			return s.writeEntity(rq, resource{kind: resEntities, table: res.table}, method)
+			return insert.serve(rq)
 		}}, nil
 	case method == http.MethodGet || method == http.MethodHead:
 		return call{}, azerr.New(azerr.NotImplemented)
