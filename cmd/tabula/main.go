@@ -94,6 +94,7 @@ type config struct {
 	// dataDirIsDefault says dataDir is the default, shared by every Tabula not given one.
 	dataDirIsDefault bool
 	inMemory         bool
+	inMemoryLimit    string
 	storeURL         string
 	storeWait        time.Duration
 	rehydrateAfter   time.Duration
@@ -167,6 +168,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	d := server.DefaultLimits()
 	envErrs := envErrsPre
 	boolFlag(fs, &envErrs, &c.inMemory, "in-memory", "TABULA_IN_MEMORY", false, "keep everything in memory, write nothing to disk")
+	fs.StringVar(&c.inMemoryLimit, "in-memory-limit", envOr("TABULA_IN_MEMORY_LIMIT", defaultInMemoryLimit), "`SIZE|PERCENT|0`: with --in-memory, the memory the data may take (4GiB, 512MiB, or a share of this machine's memory); near it, writes that add data get 503 ServerBusy as on a full disk, deletions go on; 0 for no limit (env TABULA_IN_MEMORY_LIMIT)")
 	boolFlag(fs, &envErrs, &c.tls, "tls", "TABULA_TLS", false, "serve HTTPS beside HTTP on every endpoint, with a certificate for 127.0.0.1 and localhost from a local CA made in DIR/tls on first use")
 	durationFlag(fs, &envErrs, &c.limits.HeaderTimeout, "header-timeout", "TABULA_HEADER_TIMEOUT", d.HeaderTimeout, "longest time to receive a request's header block")
 	durationFlag(fs, &envErrs, &c.limits.BodyStallTimeout, "body-stall-timeout", "TABULA_BODY_STALL_TIMEOUT", d.BodyStallTimeout, "longest pause between two pieces of a request body before the request is cut (408)")
@@ -206,6 +208,11 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	}
 	if c.storeURL != "" && c.inMemory {
 		return c, errors.New("--store and --in-memory exclude each other")
+	}
+	if c.inMemory {
+		if _, err := memoryLimitOf(c.inMemoryLimit, availableMemory); err != nil {
+			return c, err
+		}
 	}
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return c, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
@@ -376,7 +383,7 @@ func tuneGC() {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(512 << 20)
+		debug.SetMemoryLimit(heapHeadroom)
 	}
 }
 
@@ -394,12 +401,22 @@ func openStore(ctx context.Context, c config) (st store.Backend, where string, e
 		}
 		return st, "in PostgreSQL at " + u.Redacted(), nil
 	}
-	pst, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory})
+	var limit int64
+	if c.inMemory {
+		if limit, err = memoryLimitOf(c.inMemoryLimit, availableMemory); err != nil {
+			return nil, "", err
+		}
+	}
+	pst, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory, MemoryLimit: limit})
 	if err != nil {
 		return nil, "", dataDirError(c.dataDir, err)
 	}
 	if c.inMemory {
-		return pst, "in memory (nothing is written to disk)", nil
+		go followStoreMemory(ctx, pst.MemoryHeld)
+		if limit == 0 {
+			return pst, "in memory (nothing is written to disk; no memory limit)", nil
+		}
+		return pst, fmt.Sprintf("in memory (nothing is written to disk; at most %.1f GiB of data, --in-memory-limit)", float64(limit)/(1<<30)), nil
 	}
 	return pst, "in " + c.dataDir, nil
 }

@@ -23,75 +23,10 @@ import (
 // smallDisk is an in-memory filesystem of a fixed capacity, as a small partition is: a write
 // that does not fit in the free space fails with ENOSPC having written nothing, removing a
 // file frees its bytes, and GetDiskUsage reports the space (as statfs would).
-type smallDisk struct {
-	*vfs.MemFS
-	capacity int64
-	used     atomic.Int64
-}
+type smallDisk = memDisk
 
 func newSmallDisk(capacity int64) *smallDisk {
-	return &smallDisk{MemFS: vfs.NewMem(), capacity: capacity}
-}
-
-func (d *smallDisk) free() int64 { return max(0, d.capacity-d.used.Load()) }
-
-func (d *smallDisk) size(name string) int64 {
-	if fi, err := d.MemFS.Stat(name); err == nil && !fi.IsDir() {
-		return fi.Size()
-	}
-	return 0
-}
-
-func (d *smallDisk) GetDiskUsage(string) (vfs.DiskUsage, error) {
-	used := d.used.Load()
-	return vfs.DiskUsage{TotalBytes: uint64(d.capacity), UsedBytes: uint64(used), AvailBytes: uint64(max(0, d.capacity-used))}, nil
-}
-
-func (d *smallDisk) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
-	if d.free() <= 0 {
-		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
-	}
-	old := d.size(name)
-	f, err := d.MemFS.Create(name, category)
-	if err == nil {
-		d.used.Add(-old)
-	}
-	return d.wrap(f, name), err
-}
-
-func (d *smallDisk) Remove(name string) error {
-	size := d.size(name)
-	err := d.MemFS.Remove(name)
-	if err == nil {
-		d.used.Add(-size)
-	}
-	return err
-}
-
-func (d *smallDisk) Rename(oldname, newname string) error {
-	replaced := d.size(newname)
-	err := d.MemFS.Rename(oldname, newname)
-	if err == nil {
-		d.used.Add(-replaced)
-	}
-	return err
-}
-
-func (d *smallDisk) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := d.MemFS.ReuseForWrite(oldname, newname, category)
-	return d.wrap(f, newname), err
-}
-
-func (d *smallDisk) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	f, err := d.MemFS.OpenReadWrite(name, category, opts...)
-	return d.wrap(f, name), err
-}
-
-func (d *smallDisk) wrap(f vfs.File, name string) vfs.File {
-	if f == nil {
-		return nil
-	}
-	return &smallDiskFile{File: f, disk: d, name: name}
+	return &memDisk{MemFS: vfs.NewMem(), capacity: capacity, strict: true}
 }
 
 // fill writes a file of the size that leaves only free bytes free (as another program
@@ -109,49 +44,6 @@ func (d *smallDisk) fill(t *testing.T, name string, free int64) {
 		}
 		d.used.Add(n)
 	}
-}
-
-type smallDiskFile struct {
-	vfs.File
-	disk *smallDisk
-	name string
-}
-
-func (f *smallDiskFile) Write(p []byte) (int, error) {
-	return f.grow(p, func() (int, error) { return f.File.Write(p) })
-}
-
-func (f *smallDiskFile) WriteAt(p []byte, off int64) (int, error) {
-	return f.grow(p, func() (int, error) { return f.File.WriteAt(p, off) })
-}
-
-// grow writes p with write if it fits, and counts the bytes the file grew by. The space is
-// taken before the write and the excess given back after it, so that no one sees the file
-// grown before the disk's use says so (fill, measuring the free space as a write ends,
-// would otherwise take room the write has used).
-func (f *smallDiskFile) grow(p []byte, write func() (int, error)) (int, error) {
-	want := int64(len(p))
-	for {
-		used := f.disk.used.Load()
-		if want > f.disk.capacity-used {
-			return 0, &os.PathError{Op: "write", Path: f.name, Err: syscall.ENOSPC}
-		}
-		if f.disk.used.CompareAndSwap(used, used+want) {
-			break
-		}
-	}
-	before, err := f.File.Stat()
-	if err != nil {
-		f.disk.used.Add(-want)
-		return 0, err
-	}
-	n, err := write()
-	grew := int64(0)
-	if after, serr := f.File.Stat(); serr == nil {
-		grew = after.Size() - before.Size()
-	}
-	f.disk.used.Add(grew - want)
-	return n, err
 }
 
 // hasReserve reports whether s's reserve file is whole and the store counts on it (its

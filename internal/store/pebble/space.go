@@ -42,12 +42,15 @@ import (
 // measureEvery and whenever floor/8 bytes were admitted since the last measurement, so a
 // write burst cannot overshoot the floor by much. Refusal clears by itself: once free space is
 // back above the floor by half again (plus the reserve, if it must be recreated), writes are
-// accepted. On a filesystem that cannot say its usage (the in-memory one) nothing is refused.
+// accepted. On a filesystem that cannot say its usage (the in-memory one without a budget)
+// nothing is refused. An in-memory store with a budget (memDisk) is a disk of that size with
+// no reserve: nothing else spends its budget.
 type space struct {
 	fs          vfs.FS // the filesystem itself, not disk: the reserve is Tabula's file
 	dir         string
 	reservePath string
 	measurable  bool
+	inMemory    bool // the "disk" is a memory budget (memDisk), which log lines say
 
 	memTableBytes int64 // the memtable size for this disk
 	floor         int64
@@ -105,6 +108,9 @@ func newSpace(fs vfs.FS, dir string) *space {
 		return s
 	}
 	s.memTableBytes, s.floor, s.reserveBytes = sizesFor(int64(u.TotalBytes))
+	if m, ok := fs.(*memDisk); ok && !m.strict {
+		s.inMemory, s.reserveBytes = true, 0
+	}
 	return s
 }
 
@@ -218,6 +224,9 @@ func (s *space) admit(n int64) error {
 		}
 	}
 	if s.full.Load() {
+		if s.inMemory {
+			return fmt.Errorf("pebble store: %w: the in-memory store's budget has less than %s left", store.ErrFull, mib(s.floor))
+		}
 		return fmt.Errorf("pebble store: %w: free disk space is below %s", store.ErrFull, mib(s.floor))
 	}
 	return nil
@@ -326,16 +335,22 @@ func (s *space) setFull(full bool, free, owed int64) {
 		return
 	}
 	if !full {
-		slog.Info("the embedded store has free disk space again: writes are accepted", "component", "pebble", "dir", s.dir,
-			"free", mib(free), "owed_to_flushes_and_compactions", mib(owed))
+		msg := "the embedded store has free disk space again: writes are accepted"
+		if s.inMemory {
+			msg = "the in-memory store has room in its memory budget again: writes are accepted"
+		}
+		slog.Info(msg, "component", "pebble", "dir", s.where(), "free", mib(free), "owed_to_flushes_and_compactions", mib(owed))
 		return
 	}
 	msg := "the embedded store's disk is nearly full: writes that add data are refused (503 ServerBusy) until space is freed; reads, deleting entities and deleting tables still work"
+	if s.inMemory {
+		msg = "the in-memory store has nearly spent its memory budget (--in-memory-limit): writes that add data are refused (503 ServerBusy) until deletions free memory (about ten minutes after them); reads and deletions still work"
+	}
 	if free < 0 {
-		slog.Warn(msg, "component", "pebble", "dir", s.dir, "free", "none: a write met ENOSPC")
+		slog.Warn(msg, "component", "pebble", "dir", s.where(), "free", "none: a write met ENOSPC")
 		return
 	}
-	slog.Warn(msg, "component", "pebble", "dir", s.dir, "free", mib(free), "owed_to_flushes_and_compactions", mib(owed), "floor", mib(s.floor))
+	slog.Warn(msg, "component", "pebble", "dir", s.where(), "free", mib(free), "owed_to_flushes_and_compactions", mib(owed), "floor", mib(s.floor))
 }
 
 // releaseReserve deletes the reserve file, if there is one, and reports whether it did.
@@ -403,6 +418,14 @@ func (s *space) writeReserve() error {
 		return err
 	}
 	return f.Close()
+}
+
+// where names the store's directory in log lines; an in-memory store's is only a name.
+func (s *space) where() string {
+	if s.inMemory {
+		return "(in memory)"
+	}
+	return s.dir
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -33,6 +33,10 @@ type Options struct {
 	// InMemory keeps every file in memory (Pebble's vfs.NewMem): nothing touches disk, nothing
 	// survives Close, and Commit's durability promise does not apply.
 	InMemory bool
+	// MemoryLimit, with InMemory, is the memory budget of the store's files (records and
+	// objects) in bytes: near it, writes that add data are refused with store.ErrFull as on a
+	// full disk, deletions go on. 0 sets no budget.
+	MemoryLimit int64
 	// FS, if set, is the filesystem the store lives on instead of the operating system's:
 	// tests pass Pebble's in-memory, crashable and error-injecting filesystems. dir is a path
 	// in it.
@@ -72,6 +76,8 @@ type Store struct {
 	wal walStats // walstats.go
 
 	workers *workers // run writes (workers.go)
+
+	mem *memDisk // the in-memory filesystem of an in-memory store, nil on disk
 }
 
 var (
@@ -97,13 +103,28 @@ func Open(dir string, opts Options) (*Store, error) {
 	fs := opts.FS
 	switch {
 	case opts.InMemory:
-		fs = vfs.NewMem()
+		mem := newMemBudget(opts.MemoryLimit)
+		s, err := openStore(dir, mem, false) // in memory, nothing to journal: zeros would only cost
+		if err == nil {
+			s.mem = mem
+		}
+		return s, err
 	case fs == nil && dir == "":
 		return nil, errors.New("pebble store: no directory given")
 	case fs == nil:
 		fs = vfs.Default
 	}
-	return openStore(dir, fs, !opts.InMemory) // in memory, nothing to journal: zeros would only cost
+	return openStore(dir, fs, true)
+}
+
+// MemoryHeld returns the bytes an in-memory store's files hold (records, objects, and what
+// Pebble keeps of them); 0 for a store on disk. The process's memory limit has room for them
+// (cmd/tabula), so that the garbage collector does not run for want of memory it cannot free.
+func (s *Store) MemoryHeld() int64 {
+	if s.mem == nil {
+		return 0
+	}
+	return s.mem.held()
 }
 
 // Waiting on Pebble is bounded: a write that has not finished after writeTimeout is answered
