@@ -15,6 +15,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+
+	"github.com/tabula-dev/tabula/internal/blobhttp"
 )
 
 // A public object on a plain HTTP server, which is no Azure server: Put Blob From URL and Copy
@@ -147,6 +149,29 @@ func TestACopySourceCutShortLeavesTheDestination(t *testing.T) {
 		wantStatus(t, err, 500, "CannotVerifyCopySource")
 		if got := read(t, log); len(got) != 0 {
 			t.Fatalf("a block cut short was appended: %d bytes", len(got))
+		}
+	})
+}
+
+// With fetching off (--fetch-copy-sources=0) a source on another server is refused as one this
+// server cannot read, 404 CannotVerifyCopySource, and no request leaves the server.
+func TestCopiesWithoutFetching(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		asked := false
+		web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			asked = true
+			io.WriteString(w, "fetched")
+		}))
+		t.Cleanup(web.Close)
+		e.handler.(*blobhttp.Server).Fetcher = nil
+		dst := e.container("dest").NewBlockBlobClient("dst")
+		_, err := dst.UploadBlobFromURL(ctx, web.URL+"/x", nil)
+		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		_, err = dst.StartCopyFromURL(ctx, web.URL+"/x", nil)
+		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		if asked {
+			t.Fatal("the source was fetched")
 		}
 	})
 }
