@@ -168,11 +168,12 @@ type CopyOptions struct {
 
 // CopyBlob copies src (a blob or snapshot of dst's account, or the source o.Source.Fetch
 // reads) over dst: type, bytes, content properties and metadata (o.Metadata instead when not
-// nil). A source on another server is a block blob unless it says it is an Azure page or
-// append blob, whose type the copy then takes, its bytes as one extent (every page then
-// counts as written; an append blob keeps the source's committed block count). It completes before returning:
-// the result's Copy says success. dst keeps its creation time and held lease (whose id the
-// request must carry); If-None-Match: * on an existing dst is 409 BlobAlreadyExists.
+// nil). A copy of a source on another server is a block blob unless the source says it is an
+// Azure page or append blob, whose type it then takes, its bytes one extent (every page then
+// counts as written; an append blob keeps the source's committed block count). It completes
+// before returning: the result's Copy says success. dst keeps its creation time and held
+// lease (whose id the request must carry); If-None-Match: * on an existing dst is 409
+// BlobAlreadyExists.
 func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (Blob, error) {
 	if err := notSnapshot(dst); err != nil {
 		return Blob{}, err
@@ -242,7 +243,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 				if next.Type == AppendBlob {
 					next.Sealed = src.Sealed
 					if u.Len > 0 {
-						next.Blocks = max(src.Blocks, 1)
+						next.Blocks = min(max(src.Blocks, 1), MaxAppendBlocks)
 					}
 				}
 				return finish(next, nil, now)
@@ -503,12 +504,12 @@ func (s *Service) checkSourceSums(ctx context.Context, b *blobRecord, off, n int
 	if _, err := io.Copy(sum, body); err != nil {
 		return err
 	}
-	return checkSourceSums(sum.sums(), want)
+	return compareSourceSums(sum.sums(), want)
 }
 
-// checkSourceSums compares the checksums of a copy source's bytes (got) with those of want
+// compareSourceSums compares the checksums of a copy source's bytes (got) with those of want
 // that are set: 400 Md5Mismatch or Crc64Mismatch.
-func checkSourceSums(got, want Checksums) error {
+func compareSourceSums(got, want Checksums) error {
 	if want.MD5 != nil && !bytes.Equal(got.MD5, want.MD5) {
 		return azerr.Newf(azerr.MD5Mismatch, "The MD5 value specified in the request did not match with the MD5 value calculated by the server. (x-ms-source-content-md5 is not the MD5 of the source range.)")
 	}

@@ -86,7 +86,7 @@ func (s *Service) fetchUpload(ctx context.Context, fetch Fetch, r *ByteRange, li
 		s.discard(&u)
 		u.data = []byte{}
 	}
-	if err := checkSourceSums(u.sums, sums); err != nil {
+	if err := compareSourceSums(u.sums, sums); err != nil {
 		s.discard(&u)
 		return nil, upload{}, err
 	}

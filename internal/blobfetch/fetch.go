@@ -263,13 +263,13 @@ func unreachable(u *url.URL, err error) *azerr.Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	e = azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: GET %s failed: %s", where(u), describe(err))
+	e = azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: GET %s failed: %s", Where(u), describe(err))
 	e.Status = http.StatusInternalServerError
 	return e
 }
 
-// where names the source without its query, which may hold a SAS.
-func where(u *url.URL) string {
+// Where names a copy source without its query, which may hold a SAS: for messages and logs.
+func Where(u *url.URL) string {
 	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }
 
@@ -287,7 +287,8 @@ func describe(err error) string {
 }
 
 // metadata is the x-ms-meta-* headers of h, named as sent where raw has the name (the
-// lowercase of net/http's canonical name otherwise).
+// lowercase of net/http's canonical name otherwise). A name no blob could have (a server that
+// is not Azure may send any) is left out.
 func metadata(h http.Header, raw map[string]string) blob.Metadata {
 	var md blob.Metadata
 	for k, v := range h {
@@ -298,10 +299,14 @@ func metadata(h http.Header, raw map[string]string) blob.Metadata {
 		if !ok {
 			name = strings.ToLower(k)
 		}
+		name = name[len("x-ms-meta-"):]
+		if (blob.Metadata{name: ""}).Validate() != nil {
+			continue
+		}
 		if md == nil {
 			md = blob.Metadata{}
 		}
-		md[name[len("x-ms-meta-"):]] = strings.Join(v, ",")
+		md[name] = strings.Join(v, ",")
 	}
 	return md
 }
@@ -318,7 +323,7 @@ func (b *body) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.n += int64(n)
 	if err != nil && err != io.EOF {
-		e := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: the body of %s broke off after %d bytes: %s", where(b.url), b.n, describe(err))
+		e := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: the body of %s broke off after %d bytes: %s", Where(b.url), b.n, describe(err))
 		e.Status = http.StatusInternalServerError
 		return n, e
 	}

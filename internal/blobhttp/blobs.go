@@ -99,11 +99,11 @@ func (s *Server) putBlob(rq *request) error {
 	return rq.done(http.StatusCreated)
 }
 
-// copySource resolves x-ms-copy-source. A source on this server is a blob of an account it
-// hosts (it is never fetched over HTTP), authorized for reading: by the SAS the URL carries, else by the bearer token of
-// x-ms-copy-source-authorization, else by the request's own credential when the source is in
-// the request's account (blob.md §11.1), else anonymously. A URL naming no hosted account is
-// 404 CannotVerifyCopySource.
+// copySource resolves x-ms-copy-source. A source on this server (never fetched over HTTP) is
+// a blob of an account it hosts, authorized for reading: by the SAS the URL carries, else by
+// the bearer token of x-ms-copy-source-authorization, else by the request's own credential
+// when the source is in the request's account (blob.md §11.1), else anonymously. A URL
+// naming no hosted account is 404 CannotVerifyCopySource.
 //
 // fetched says the service reads the source as a client's GET would (Copy Blob From URL and
 // the *From URL operations): an account key then authorizes nothing, even in the same account
@@ -128,7 +128,7 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, blob.Fetch, e
 	}
 	if !s.sameServer(rq.R, u) {
 		if s.Fetcher == nil {
-			return blob.Path{}, nil, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not on this server (%s), which fetches no copy source from other servers (--fetch-copy-sources).", where(u), rq.R.Host)
+			return blob.Path{}, nil, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not on this server (%s), which fetches no copy source from other servers (--fetch-copy-sources).", blobfetch.Where(u), rq.R.Host)
 		}
 		return blob.Path{}, s.remoteSource(rq, u, !fetched), nil
 	}

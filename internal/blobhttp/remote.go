@@ -45,9 +45,10 @@ func (s *Server) remoteSource(rq *request, u *url.URL, asCopyBlob bool) blob.Fet
 			h.Set(m.to, v)
 		}
 	}
-	note := &fetchNote{source: where(u)}
-	rq.fetched = note
+	source := blobfetch.Where(u)
 	return func(ctx context.Context, r *blob.ByteRange) (*blob.RemoteSource, error) {
+		note := &fetchNote{source: source}
+		rq.fetched = note
 		metrics.CopySourceFetches.Inc()
 		src, err := s.Fetcher.Fetch(ctx, blobfetch.Request{URL: u, Range: r, Header: h, ConditionsFailAsSource: asCopyBlob})
 		if err != nil {
@@ -56,11 +57,6 @@ func (s *Server) remoteSource(rq *request, u *url.URL, asCopyBlob bool) blob.Fet
 		src.Body = &countedBody{ReadCloser: src.Body, n: &note.bytes}
 		return src, nil
 	}
-}
-
-// where names a copy source without its query, which may hold a SAS.
-func where(u *url.URL) string {
-	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }
 
 // fetchNote is what a request's log line says of the copy source it fetched.

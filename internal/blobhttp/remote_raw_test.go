@@ -21,7 +21,8 @@ import (
 
 // A public object on a plain HTTP server, which is no Azure server: Put Blob From URL and Copy
 // Blob make it a block blob of its bytes, with its Content-Type and the MD5 of its bytes. An
-// x-ms-meta-* header it sends is metadata of a copy, named as sent.
+// x-ms-meta-* header it sends is metadata of a copy, named as sent, unless no blob could have
+// that name.
 func TestCopiesFromAPlainHTTPServer(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
@@ -29,6 +30,7 @@ func TestCopiesFromAPlainHTTPServer(t *testing.T) {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/index.html", func(w http.ResponseWriter, r *http.Request) {
 			w.Header()["x-ms-meta-MixedCase"] = []string{"kept"}
+			w.Header()["x-ms-meta-no-identifier"] = []string{"left out"}
 			http.ServeContent(w, r, "index.html", time.Unix(1700000000, 0), bytes.NewReader(page))
 		})
 		mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
