@@ -165,14 +165,17 @@ func (c *Client) answer(rq Request, resp *http.Response, conn *recordingConn) (*
 	if md5, err := base64.StdEncoding.DecodeString(h.Get("Content-MD5")); err == nil && len(md5) == 16 && resp.StatusCode == http.StatusOK {
 		src.Properties.ContentMD5 = md5
 	}
-	body := &body{r: resp.Body, url: rq.URL, want: resp.ContentLength}
+	body := &body{r: resp.Body, url: rq.URL}
 	src.Body, src.Size = body, resp.ContentLength
 	if rq.Range == nil {
 		return src, nil
 	}
 	if resp.StatusCode == http.StatusOK {
 		// A server that ignores Range sends the whole object: skip to the range.
-		if _, err := io.CopyN(io.Discard, body, rq.Range.Start); err != nil {
+		if _, err := io.CopyN(io.Discard, body, rq.Range.Start); err == io.EOF {
+			// What the source would answer if it took ranges.
+			return nil, Refused(http.StatusRequestedRangeNotSatisfiable, "", http.StatusText(http.StatusRequestedRangeNotSatisfiable))
+		} else if err != nil {
 			return nil, err
 		}
 		src.Size = -1
@@ -185,7 +188,6 @@ func (c *Client) answer(rq Request, resp *http.Response, conn *recordingConn) (*
 				io.Reader
 				io.Closer
 			}{io.LimitReader(resp.Body, src.Size), resp.Body}
-			body.want = -1
 		}
 		return src, nil
 	}
@@ -313,10 +315,9 @@ func metadata(h http.Header, raw map[string]string) blob.Metadata {
 
 // body is a source's body: its failures fail the copy (500 CannotVerifyCopySource).
 type body struct {
-	r    io.ReadCloser
-	url  *url.URL
-	n    int64
-	want int64 // -1 unknown
+	r   io.ReadCloser
+	url *url.URL
+	n   int64 // bytes read, for the message of a failure
 }
 
 func (b *body) Read(p []byte) (int, error) {

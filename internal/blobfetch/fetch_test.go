@@ -76,6 +76,10 @@ func TestFetchReadsTheRangeAskedFor(t *testing.T) {
 	}
 	_, err := c.Fetch(ctx, Request{URL: parse(t, web.URL+"/wrongrange"), Range: &blob.ByteRange{Start: 4, End: 7}})
 	wantCode(t, err, 500, azerr.CannotVerifyCopySource)
+	for _, path := range []string{"/ranges", "/norange"} {
+		_, err = c.Fetch(ctx, Request{URL: parse(t, web.URL+path), Range: &blob.ByteRange{Start: 100, End: 200}})
+		wantCode(t, err, 416, azerr.CannotVerifyCopySource)
+	}
 }
 
 // A source that stops sending fails the fetch after the idle timeout, not after the whole
