@@ -81,6 +81,15 @@ func TestBooleanSettingsFromTheEnvironmentAndFlags(t *testing.T) {
 	if c, err := parseFlags([]string{"--insights"}, io.Discard); err != nil || !c.insights {
 		t.Errorf("--insights over TABULA_INSIGHTS=0: %v, %v", c.insights, err)
 	}
+	// Copies fetch sources on other servers, as Azure's do, unless turned off.
+	if c, err := parseFlags(nil, io.Discard); err != nil || !c.fetchSources {
+		t.Errorf("default fetch-copy-sources: %v, %v", c.fetchSources, err)
+	}
+	t.Setenv("TABULA_FETCH_COPY_SOURCES", "off")
+	if c, err := parseFlags(nil, io.Discard); err != nil || c.fetchSources {
+		t.Errorf("TABULA_FETCH_COPY_SOURCES=off: %v, %v", c.fetchSources, err)
+	}
+	os.Unsetenv("TABULA_FETCH_COPY_SOURCES")
 	t.Setenv("TABULA_THROTTLE", "sometimes")
 	if _, err := parseFlags(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "TABULA_THROTTLE") {
 		t.Errorf("TABULA_THROTTLE=sometimes: %v", err)

@@ -117,8 +117,10 @@ type config struct {
 	logFormat  string // text or json
 	requestLog string // all, errors, off or 1/N
 
-	insights      bool
-	throttle      bool
+	insights bool
+	throttle bool
+	// fetchSources lets copies read sources on other servers (blobfetch).
+	fetchSources  bool
 	partitionRate int
 	queueRate     int
 	blobRate      int
@@ -164,6 +166,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	intFlag(fs, &envErrsPre, &c.queueRate, "throttle-queue-rate", "TABULA_THROTTLE_QUEUE_RATE", throttle.DefaultQueueRate, "messages a second one queue may serve under --throttle")
 	intFlag(fs, &envErrsPre, &c.blobRate, "throttle-blob-rate", "TABULA_THROTTLE_BLOB_RATE", throttle.DefaultBlobRate, "requests a second one blob may serve under --throttle")
 	intFlag(fs, &envErrsPre, &c.accountRate, "throttle-account-rate", "TABULA_THROTTLE_ACCOUNT_RATE", throttle.DefaultAccountRate, "requests a second one account may serve over all services under --throttle (a table request counts its entities)")
+	boolFlag(fs, &envErrsPre, &c.fetchSources, "fetch-copy-sources", "TABULA_FETCH_COPY_SOURCES", true, "let Copy Blob and the From URL operations fetch a source on another server (any URL a client names: another account, Azurite, a public web object), as Azure does; off, only this server's blobs are copied (404 CannotVerifyCopySource), and no client can make Tabula send a request elsewhere")
 	fs.StringVar(&c.faultsFile, "faults", envOr("TABULA_FAULTS", ""), "`FILE` of fault rules (a JSON array) to start with; rules change live at the console's /admin/faults (env TABULA_FAULTS)")
 	d := server.DefaultLimits()
 	envErrs := envErrsPre
@@ -516,6 +519,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	queues := queue.New(st, queue.Options{})
 	blobHandler, queueHandler := blobhttp.New(blobs, authn, log), queuehttp.New(queues, authn, log)
 	blobHandler.Throttle, queueHandler.Throttle = limiter, limiter
+	if !c.fetchSources {
+		blobHandler.Fetcher = nil
+	}
 	// The services, in the order of their ports; each is named in the connection string by
 	// its endpoint keyword.
 	services := []struct {

@@ -48,6 +48,11 @@ type SourceOptions struct {
 	// JS SDK's live "conditional tags sync copy's destination blob" test copies from a URL
 	// no server here can read and expects the destination's ConditionNotMet).
 	Refused error
+	// Fetch, when not nil, reads the source from another server instead of the source path,
+	// which then names nothing: the destination is judged first, then Fetch is called once.
+	// LeaseID, Conditions and CustomerKey are for Fetch to send with its GET; the service does
+	// not judge them.
+	Fetch Fetch
 }
 
 // loadSource reads a copy's source (of dst's account or another) for a copy into dst: a
@@ -148,7 +153,7 @@ type CopyOptions struct {
 	// content (400 Md5Mismatch).
 	SourceMD5 []byte
 	// CopyTags (x-ms-copy-source-tag-option: COPY, Copy Blob From URL) gives the copy the
-	// source's tags instead of Tags.
+	// source's tags instead of Tags (none, for a source on another server).
 	CopyTags bool
 	// EncryptionScope is the scope the request names (x-ms-encryption-scope, or its SAS's
 	// ses), "" for none: the container's default then applies (scopes.go).
@@ -156,12 +161,19 @@ type CopyOptions struct {
 	// Protection is the immutability policy and legal hold the copy takes; the source's
 	// are not copied.
 	Protection Protection
+	// Sync is Copy Blob From URL (x-ms-requires-sync): a source over MaxSyncCopySize is 409
+	// CannotVerifyCopySource.
+	Sync bool
 }
 
-// CopyBlob copies src (a blob or snapshot of dst's account) over dst: type, bytes, content
-// properties and metadata (o.Metadata instead when not nil). It completes before returning:
-// the result's Copy says success. dst keeps its creation time and held lease (whose id the
-// request must carry); If-None-Match: * on an existing dst is 409 BlobAlreadyExists.
+// CopyBlob copies src (a blob or snapshot of dst's account, or the source o.Source.Fetch
+// reads) over dst: type, bytes, content properties and metadata (o.Metadata instead when not
+// nil). A copy of a source on another server is a block blob unless the source says it is an
+// Azure page or append blob, whose type it then takes, its bytes one extent (every page then
+// counts as written; an append blob keeps the source's committed block count). It completes
+// before returning: the result's Copy says success. dst keeps its creation time and held
+// lease (whose id the request must carry); If-None-Match: * on an existing dst is 409
+// BlobAlreadyExists.
 func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (Blob, error) {
 	if err := notSnapshot(dst); err != nil {
 		return Blob{}, err
@@ -184,7 +196,63 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 	if err != nil {
 		return Blob{}, err
 	}
+	// finish gives the copy of a source with tags srcTags what the request asks.
+	finish := func(next *blobRecord, srcTags Tags, now time.Time) error {
+		if o.Metadata != nil {
+			next.Metadata = o.Metadata
+		}
+		next.Tags, next.Tier, next.TierChanged = o.Tags, tier, tierChangedAt(tier, now)
+		if o.CopyTags {
+			next.Tags = srcTags
+		}
+		if o.Seal != nil {
+			next.Sealed = *o.Seal
+		}
+		next.Sealed = next.Sealed && next.Type == AppendBlob
+		switch {
+		case isPageTier && next.Type == PageBlob:
+			if err := checkPageTier(tier, next.Size); err != nil {
+				return err
+			}
+		case isPageTier:
+			return azerr.Newf(azerr.AccessTierNotSupportedForBlobType, "The access tier is not supported for this blob type. %s is a tier of page blobs; the source is a %s.", tier, next.Type)
+		case next.Type != BlockBlob:
+			next.Tier = ""
+		}
+		next.Copy = &CopyState{
+			ID:             uuid.New(),
+			Source:         o.SourceURL,
+			Status:         "success",
+			Progress:       fmt.Sprintf("%d/%d", next.Size, next.Size),
+			CompletionTime: now.UTC(),
+		}
+		return nil
+	}
+	if o.Source.Fetch != nil {
+		limit, tooLarge := int64(maxBlockBlobSize), func(n int64) error {
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source is larger than a blob can be (%d bytes).", int64(maxBlockBlobSize))
+		}
+		if o.Sync {
+			limit, tooLarge = MaxSyncCopySize, errSyncCopyTooLarge
+		}
+		return s.replaceFromRemote(ctx, dst, o.Source.Fetch, limit, tooLarge, Checksums{MD5: o.SourceMD5}, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection,
+			func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error {
+				// Not the source's tags: reading them is another request (Get Blob Tags), which a
+				// read SAS does not allow.
+				next.Type, next.Props, next.Metadata = remoteType(src, u.Len), remoteProperties(src, u), src.Metadata
+				if next.Type == AppendBlob {
+					next.Sealed = src.Sealed
+					if u.Len > 0 {
+						next.Blocks = min(max(src.Blocks, 1), MaxAppendBlocks)
+					}
+				}
+				return finish(next, nil, now)
+			})
+	}
 	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
+		if o.Sync && srcSt.b.Size > MaxSyncCopySize {
+			return blobRecord{}, errSyncCopyTooLarge(srcSt.b.Size)
+		}
 		if o.SourceMD5 != nil {
 			if err := s.checkSourceMD5(ctx, &srcSt.b, 0, srcSt.b.Size, o.SourceMD5); err != nil {
 				return blobRecord{}, err
@@ -194,35 +262,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		if err != nil {
 			return next, err
 		}
-		if o.Metadata != nil {
-			next.Metadata = o.Metadata
-		}
-		next.Tags, next.Tier, next.TierChanged = o.Tags, tier, tierChangedAt(tier, now)
-		if o.CopyTags {
-			next.Tags = srcSt.b.Tags
-		}
-		if o.Seal != nil {
-			next.Sealed = *o.Seal
-		}
-		next.Sealed = next.Sealed && next.Type == AppendBlob
-		switch {
-		case isPageTier && next.Type == PageBlob:
-			if err := checkPageTier(tier, next.Size); err != nil {
-				return blobRecord{}, err
-			}
-		case isPageTier:
-			return blobRecord{}, azerr.Newf(azerr.AccessTierNotSupportedForBlobType, "The access tier is not supported for this blob type. %s is a tier of page blobs; the source is a %s.", tier, next.Type)
-		case next.Type != BlockBlob:
-			next.Tier = ""
-		}
-		next.Copy = &CopyState{
-			ID:             uuid.New(),
-			Source:         o.SourceURL,
-			Status:         "success",
-			Progress:       fmt.Sprintf("%d/%d", srcSt.b.Size, srcSt.b.Size),
-			CompletionTime: now.UTC(),
-		}
-		return next, nil
+		return next, finish(&next, srcSt.b.Tags, now)
 	})
 }
 
@@ -267,29 +307,10 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 		if err != nil {
 			return nil, err
 		}
-		srec, staging, err := s.loadStaging(ctx, &st)
-		if err != nil {
+		// A copy onto itself replaces the source condition with this write.
+		if err := s.replaceWith(ctx, dst, &st, &next, cond, scope, pr, now, &b); err != nil {
 			return nil, err
 		}
-		s.retireStaging(&st, srec, staging, &b)
-		next.Created, next.Lease, next.ETag, next.KeySHA, next.Rehydrate = now.UnixNano(), lease{}, 0, cond.customerKey(), nil
-		if next.Scope, err = st.scopeFor(scope); err != nil {
-			return nil, err
-		}
-		if err := s.keepReplaced(ctx, dst, &st, &next, pr, now, &b); err != nil {
-			return nil, err
-		}
-		if st.exists() {
-			next.Created = st.b.Created
-			next.Lease = st.b.Lease.afterWrite(now)
-			next.ETag = st.b.ETag
-		}
-		s.touchBlob(&next)
-		m, err := s.put(&st, &next)
-		if err != nil {
-			return nil, err
-		}
-		b.add(m...) // a copy onto itself replaces the source condition with this write
 		if then != nil {
 			if err := then(&st, &next, &b); err != nil {
 				return nil, err
@@ -300,6 +321,36 @@ func (s *Service) copyInto(ctx context.Context, dst, src Path, so SourceOptions,
 		return b.m, nil
 	})
 	return out, err
+}
+
+// replaceWith adds to b the mutations replacing st's blob (dst) with next, as a copy does:
+// its uncommitted blocks go, it keeps its creation time, held lease and ETag sequence, and
+// next takes the request's customer key and encryption scope. next is final afterwards.
+func (s *Service) replaceWith(ctx context.Context, dst Path, st *blobState, next *blobRecord, cond Conditions, scope string, pr Protection, now time.Time, b *batch) error {
+	srec, staging, err := s.loadStaging(ctx, st)
+	if err != nil {
+		return err
+	}
+	s.retireStaging(st, srec, staging, b)
+	next.Created, next.Lease, next.ETag, next.KeySHA, next.Rehydrate = now.UnixNano(), lease{}, 0, cond.customerKey(), nil
+	if next.Scope, err = st.scopeFor(scope); err != nil {
+		return err
+	}
+	if err := s.keepReplaced(ctx, dst, st, next, pr, now, b); err != nil {
+		return err
+	}
+	if st.exists() {
+		next.Created = st.b.Created
+		next.Lease = st.b.Lease.afterWrite(now)
+		next.ETag = st.b.ETag
+	}
+	s.touchBlob(next)
+	m, err := s.put(st, next)
+	if err != nil {
+		return err
+	}
+	b.add(m...)
+	return nil
 }
 
 // AbortCopy aborts a pending copy into p. Copies here complete before they are
@@ -355,9 +406,9 @@ type PutBlobFromURLOptions struct {
 }
 
 // PutBlobFromURL replaces dst with a block blob holding the bytes of src (a blob or snapshot
-// of the same account, of any kind, at most 5,000 MiB), as Put Blob would with those bytes as
-// its body: no committed blocks, metadata from the request, content properties from the
-// source unless given.
+// of the same account, of any kind, or the source o.Source.Fetch reads; at most 5,000 MiB),
+// as Put Blob would with those bytes as its body: no committed blocks, metadata from the
+// request, content properties from the source unless given.
 func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFromURLOptions) (Blob, error) {
 	put := PutBlobOptions{Type: BlockBlob, Metadata: o.Metadata, Tags: o.Tags, Tier: o.Tier}
 	if o.Properties != nil {
@@ -376,12 +427,40 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 		// this reading satisfies all three.
 		return Blob{}, azerr.New(azerr.TargetConditionNotMet)
 	}
+	tooLarge := func(n int64) error {
+		return azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The copy source has %d bytes; Put Blob From URL takes at most %d.", n, int64(MaxPutBlobSize))
+	}
+	// finish makes next, a copy of a source with properties props and tags srcTags, the block
+	// blob the request asks for.
+	finish := func(next *blobRecord, props ContentProperties, srcTags Tags, now time.Time) {
+		next.Type, next.Sequence, next.Sealed, next.Copy = BlockBlob, 0, false, nil
+		tags := put.Tags
+		if o.CopyTags {
+			tags = srcTags
+		}
+		next.Metadata, next.Tags, next.Tier, next.TierChanged = put.Metadata, tags, put.Tier, tierChangedAt(put.Tier, now)
+		next.Props = props
+		switch {
+		case o.Properties != nil && o.KeepSourceProperties:
+			next.Props = mergeProperties(props, *o.Properties)
+		case o.Properties != nil:
+			next.Props = put.Properties
+		}
+	}
+	sums := Checksums{MD5: o.SourceMD5, CRC64: o.Source.CRC64}
+	if o.Source.Fetch != nil {
+		return s.replaceFromRemote(ctx, dst, o.Source.Fetch, MaxPutBlobSize, tooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection,
+			func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error {
+				finish(next, remoteProperties(src, u), nil, now)
+				return nil
+			})
+	}
 	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if srcSt.b.Size > MaxPutBlobSize {
-			return blobRecord{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. The copy source has %d bytes; Put Blob From URL takes at most %d.", srcSt.b.Size, int64(MaxPutBlobSize))
+			return blobRecord{}, tooLarge(srcSt.b.Size)
 		}
 		if o.SourceMD5 != nil || o.Source.CRC64 != nil {
-			if err := s.checkSourceSums(ctx, &srcSt.b, 0, srcSt.b.Size, Checksums{MD5: o.SourceMD5, CRC64: o.Source.CRC64}); err != nil {
+			if err := s.checkSourceSums(ctx, &srcSt.b, 0, srcSt.b.Size, sums); err != nil {
 				return blobRecord{}, err
 			}
 		}
@@ -389,18 +468,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 		if err != nil {
 			return next, err
 		}
-		next.Type, next.Sequence, next.Sealed, next.Copy = BlockBlob, 0, false, nil
-		tags := put.Tags
-		if o.CopyTags {
-			tags = srcSt.b.Tags
-		}
-		next.Metadata, next.Tags, next.Tier, next.TierChanged = put.Metadata, tags, put.Tier, tierChangedAt(put.Tier, now)
-		switch {
-		case o.Properties != nil && o.KeepSourceProperties:
-			next.Props = mergeProperties(srcSt.b.Props, *o.Properties)
-		case o.Properties != nil:
-			next.Props = put.Properties
-		}
+		finish(&next, srcSt.b.Props, srcSt.b.Tags, now)
 		return next, nil
 	})
 }
@@ -436,7 +504,12 @@ func (s *Service) checkSourceSums(ctx context.Context, b *blobRecord, off, n int
 	if _, err := io.Copy(sum, body); err != nil {
 		return err
 	}
-	got := sum.sums()
+	return compareSourceSums(sum.sums(), want)
+}
+
+// compareSourceSums compares the checksums of a copy source's bytes (got) with those of want
+// that are set: 400 Md5Mismatch or Crc64Mismatch.
+func compareSourceSums(got, want Checksums) error {
 	if want.MD5 != nil && !bytes.Equal(got.MD5, want.MD5) {
 		return azerr.Newf(azerr.MD5Mismatch, "The MD5 value specified in the request did not match with the MD5 value calculated by the server. (x-ms-source-content-md5 is not the MD5 of the source range.)")
 	}
@@ -468,9 +541,31 @@ var errSourceChanged = errors.New("blob: copy source changed")
 // fromURL runs a *From URL operation on n bytes of src from off: it reads the source's pieces
 // (a small source's inline bytes become a new object), then commit builds the destination's
 // mutations from them; the commit is conditioned on the source as read, and starts over
-// should the source change in between.
-func (s *Service) fromURL(ctx context.Context, dst, src Path, so SourceOptions, r *ByteRange, sourceMD5 []byte,
+// should the source change in between. A source on another server (so.Fetch) is fetched once
+// judge has passed the destination, and must have at most limit bytes; its bytes are one
+// piece, an upload commit refers to.
+func (s *Service) fromURL(ctx context.Context, dst, src Path, so SourceOptions, r *ByteRange, sourceMD5 []byte, limit int64, judge func() error,
 	commit func(pieces []piece, u *upload, guard func(*batch) error) error) error {
+	if so.Fetch != nil {
+		tooLarge := func(n int64) error {
+			if n < 0 {
+				return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. The source range has more than %d bytes, which this operation takes at most.", limit)
+			}
+			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. The source range has %d bytes; this operation takes at most %d.", n, limit)
+		}
+		never := func(*RemoteSource) bool { return false }
+		_, u, err := s.fetchUpload(ctx, so.Fetch, r, limit, tooLarge, Checksums{MD5: sourceMD5, CRC64: so.CRC64}, false, never, judge)
+		if err != nil {
+			return err
+		}
+		var pieces []piece
+		if u.Len > 0 {
+			pieces = []piece{u.piece}
+		}
+		err = commit(pieces, &u, func(*batch) error { return nil })
+		s.discardUnless(err, &u)
+		return err
+	}
 	for range maxCommitAttempts {
 		srcSt, err := s.loadSource(ctx, dst, src, so)
 		if err != nil {
@@ -542,7 +637,11 @@ func (s *Service) PutBlockFromURL(ctx context.Context, dst Path, id []byte, src 
 		return 0, err
 	}
 	var size int64
-	err := s.fromURL(ctx, dst, src, o.Source, r, o.SourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {
+	judge := func() error {
+		_, err := s.stageBlock(ctx, dst, id, nil, o.LeaseID)
+		return err
+	}
+	err := s.fromURL(ctx, dst, src, o.Source, r, o.SourceMD5, MaxBlockSize, judge, func(pieces []piece, u *upload, guard func(*batch) error) error {
 		if size = piecesLen(pieces); size == 0 || size > MaxBlockSize {
 			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. A block is 1 to %d bytes; the source range has %d.", int64(MaxBlockSize), size)
 		}
@@ -569,7 +668,14 @@ func (s *Service) AppendBlockFromURL(ctx context.Context, dst, src Path, r *Byte
 		return AppendResult{}, err
 	}
 	var out AppendResult
-	err := s.fromURL(ctx, dst, src, so, r, sourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {
+	judge := func() error {
+		st, err := s.loadExisting(ctx, dst)
+		if err != nil {
+			return err
+		}
+		return s.checkAppend(&st, &o, s.Now())
+	}
+	err := s.fromURL(ctx, dst, src, so, r, sourceMD5, MaxAppendBlockSize, judge, func(pieces []piece, u *upload, guard func(*batch) error) error {
 		if n := piecesLen(pieces); n == 0 || n > MaxAppendBlockSize {
 			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. An appended block is 1 to %d bytes; the source range has %d.", MaxAppendBlockSize, n)
 		}
@@ -593,7 +699,14 @@ func (s *Service) PutPagesFromURL(ctx context.Context, dst Path, r ByteRange, sr
 		return Blob{}, azerr.Newf(azerr.RequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit. Put Page takes at most %d bytes.", MaxPutPageSize)
 	}
 	var out Blob
-	err := s.fromURL(ctx, dst, src, so, &sr, sourceMD5, func(pieces []piece, u *upload, guard func(*batch) error) error {
+	judge := func() error {
+		st, err := s.loadExisting(ctx, dst)
+		if err != nil {
+			return err
+		}
+		return s.checkPageWrite(&st, r, &o, s.Now())
+	}
+	err := s.fromURL(ctx, dst, src, so, &sr, sourceMD5, r.End-r.Start+1, judge, func(pieces []piece, u *upload, guard func(*batch) error) error {
 		if n := piecesLen(pieces); n != r.End-r.Start+1 {
 			return azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. The source range has %d bytes; the page range %d.", n, r.End-r.Start+1)
 		}

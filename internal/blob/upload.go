@@ -118,14 +118,18 @@ type upload struct {
 // receive reads size bytes of body, checks them against the sent checksums and keeps them:
 // in memory if empty, or if inline and size is at most inlineLimit, else streamed into a new object
 // (memory stays bounded whatever the size). A body that ends early is an error; what follows
-// size is not read. The upload's sums hold the MD5 only when withMD5 or an MD5 was sent:
+// size is not read. A size below zero (a copy source of unknown length) reads body to its
+// end into an object, whose length the upload then says. The upload's sums hold the MD5 only when withMD5 or an MD5 was sent:
 // Put Blob stores a block blob's MD5, while Put Block, Append Block and Put Page return one
 // only to a request that sent one to check.
 func (s *Service) receive(ctx context.Context, body io.Reader, size int64, sent Checksums, inline, withMD5 bool) (upload, error) {
 	u := upload{started: s.Now()}
 	sum := newSummer(withMD5 || sent.MD5 != nil)
-	r := io.TeeReader(io.LimitReader(body, size), sum)
-	if size == 0 || inline && size <= inlineLimit {
+	if size >= 0 {
+		body = io.LimitReader(body, size)
+	}
+	r := io.TeeReader(body, sum)
+	if size == 0 || inline && size > 0 && size <= inlineLimit {
 		u.data = make([]byte, size)
 		if _, err := io.ReadFull(r, u.data); err != nil {
 			return upload{}, fmt.Errorf("reading the request body: %w", unexpectedEOF(err))
@@ -137,7 +141,7 @@ func (s *Service) receive(ctx context.Context, body io.Reader, size int64, sent 
 			return upload{}, fmt.Errorf("storing the request body: %w", err)
 		}
 		u.Obj, u.Len = id, n
-		if n != size {
+		if size >= 0 && n != size {
 			s.discard(&u)
 			return upload{}, fmt.Errorf("reading the request body: %w after %d of %d bytes", io.ErrUnexpectedEOF, n, size)
 		}

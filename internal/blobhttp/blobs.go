@@ -12,6 +12,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/blobfetch"
 	"github.com/tabula-dev/tabula/internal/metrics"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/structmsg"
@@ -98,11 +99,11 @@ func (s *Server) putBlob(rq *request) error {
 	return rq.done(http.StatusCreated)
 }
 
-// copySource resolves x-ms-copy-source into a blob of an account this server hosts,
-// authorized for reading: by the SAS the URL carries, else by the bearer token of
-// x-ms-copy-source-authorization, else by the request's own credential when the source is in
-// the request's account (blob.md §11.1), else anonymously. A URL naming no hosted account is
-// 404 CannotVerifyCopySource.
+// copySource resolves x-ms-copy-source. A source on this server (never fetched over HTTP) is
+// a blob of an account it hosts, authorized for reading: by the SAS the URL carries, else by
+// the bearer token of x-ms-copy-source-authorization, else by the request's own credential
+// when the source is in the request's account (blob.md §11.1), else anonymously. A URL
+// naming no hosted account is 404 CannotVerifyCopySource.
 //
 // fetched says the service reads the source as a client's GET would (Copy Blob From URL and
 // the *From URL operations): an account key then authorizes nothing, even in the same account
@@ -110,15 +111,34 @@ func (s *Server) putBlob(rq *request) error {
 // the identity it signs in can be the source's reader too (the JS SDK's live "destination
 // bearer token" tests copy a same-account source given without SAS). Without either, the
 // source is read anonymously, which a private container refuses.
-func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
+//
+// A source on another server is not resolved but fetched: the returned Fetch, for
+// blob.SourceOptions.Fetch, GETs it with what the request says of the source (remote.go); an
+// unmet source condition is then what the GET answers for the *From URL operations, 412
+// SourceConditionNotMet for Copy Blob (not fetched). Without a Fetcher (--fetch-copy-sources
+// off) such a source is 404 CannotVerifyCopySource.
+func (s *Server) copySource(rq *request, fetched bool) (blob.Path, blob.Fetch, error) {
 	raw := rq.R.Header.Get("x-ms-copy-source")
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return blob.Path{}, invalidHeader("x-ms-copy-source", raw, "not an absolute URL")
+		return blob.Path{}, nil, invalidHeader("x-ms-copy-source", raw, "not an absolute URL")
+	}
+	if !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
+		return blob.Path{}, nil, invalidHeader("x-ms-copy-source", raw, "not an http or https URL")
 	}
 	if !s.sameServer(rq.R, u) {
-		return blob.Path{}, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not on this server (%s), and Tabula copies only from the accounts it hosts.", raw, rq.R.Host)
+		if s.Fetcher == nil {
+			return blob.Path{}, nil, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not on this server (%s), which fetches no copy source from other servers (--fetch-copy-sources).", blobfetch.Where(u), rq.R.Host)
+		}
+		return blob.Path{}, s.remoteSource(rq, u, !fetched), nil
 	}
+	p, err := s.localSource(rq, u, fetched)
+	return p, nil, err
+}
+
+// localSource resolves u, a copy source on this server, as copySource describes.
+func (s *Server) localSource(rq *request, u *url.URL, fetched bool) (blob.Path, error) {
+	raw := rq.R.Header.Get("x-ms-copy-source")
 	host := u.Hostname()
 	path := u.EscapedPath()
 	account := ""
@@ -198,11 +218,11 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, error) {
 // destinationFirst passes on copySource's answer, but holds back a source that cannot be
 // verified (refused) for the copy to answer once it has judged the destination, which the
 // service does first; a malformed source header is answered at once.
-func destinationFirst(src blob.Path, err error) (_ blob.Path, refused, _ error) {
+func destinationFirst(src blob.Path, fetch blob.Fetch, err error) (_ blob.Path, _ blob.Fetch, refused, _ error) {
 	if err != nil && azerr.As(err).Code == azerr.CannotVerifyCopySource {
-		return src, err, nil
+		return src, fetch, err, nil
 	}
-	return src, nil, err
+	return src, fetch, nil, err
 }
 
 // sameServer tells whether the copy source u is on this server as the request r reached it:
@@ -252,18 +272,11 @@ func isBearer(g *auth.Grant) bool {
 }
 
 // sourceRefused is a copy source the credential cannot read: CannotVerifyCopySource with the
-// status the source's own refusal had, which it also reports as the real service does (the
-// JS SDK's recorded tests read CopySourceStatusCode, CopySourceErrorCode and
-// CopySourceErrorMessage from the error body; the same two codes come as headers).
+// status the source's own refusal had, reported as a source on another server's refusal is
+// (blobfetch.Refused).
 func sourceRefused(err error) error {
 	e := azerr.As(err)
-	out := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s", e.Message)
-	out.Status = e.Status
-	status := strconv.Itoa(e.Status)
-	out.Header = http.Header{"x-ms-copy-source-status-code": {status}, "x-ms-copy-source-error-code": {string(e.Code)}}
-	msg, _, _ := strings.Cut(e.Message, "\n")
-	out.Details = []azerr.Detail{{Name: "CopySourceStatusCode", Value: status}, {Name: "CopySourceErrorCode", Value: string(e.Code)}, {Name: "CopySourceErrorMessage", Value: msg}}
-	return out
+	return blobfetch.Refused(e.Status, string(e.Code), e.Message)
 }
 
 func (s *Server) sourceOptions(h http.Header) blob.SourceOptions {
@@ -300,16 +313,17 @@ func (s *Server) fetchedSource(h http.Header) (blob.SourceOptions, error) {
 
 func (s *Server) copyBlob(rq *request) error {
 	h := rq.R.Header
-	src, refused, err := destinationFirst(s.copySource(rq, strings.EqualFold(h.Get("x-ms-requires-sync"), "true")))
+	sync := strings.EqualFold(h.Get("x-ms-requires-sync"), "true")
+	src, fetch, refused, err := destinationFirst(s.copySource(rq, sync))
 	if err != nil {
 		return err
 	}
 	o := blob.CopyOptions{
 		SourceURL: h.Get("x-ms-copy-source"), Source: s.sourceOptions(h),
 		Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, ""),
-		EncryptionScope: requestScope(rq),
+		EncryptionScope: requestScope(rq), Sync: sync,
 	}
-	o.Source.Refused = refused
+	o.Source.Refused, o.Source.Fetch = refused, fetch
 	if o.Tags, err = tags(h); err != nil {
 		return err
 	}
@@ -352,9 +366,12 @@ func (s *Server) copyBlob(rq *request) error {
 // clients then read the status, success, from the blob's properties.
 func (s *Server) incrementalCopy(rq *request) error {
 	h := rq.R.Header
-	src, err := s.copySource(rq, true)
+	src, fetch, err := s.copySource(rq, true)
 	if err != nil {
 		return err
+	}
+	if fetch != nil {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: the source is on another server, and Tabula copies incrementally only from the page blobs it hosts.")
 	}
 	b, err := s.svc.IncrementalCopy(rq.ctx, rq.path(), src, blob.IncrementalCopyOptions{SourceURL: h.Get("x-ms-copy-source"), Conditions: conditions(h, "")})
 	if err != nil {
@@ -369,7 +386,7 @@ func (s *Server) incrementalCopy(rq *request) error {
 
 func (s *Server) putBlobFromURL(rq *request) error {
 	h := rq.R.Header
-	src, refused, err := destinationFirst(s.copySource(rq, true))
+	src, fetch, refused, err := destinationFirst(s.copySource(rq, true))
 	if err != nil {
 		return err
 	}
@@ -377,7 +394,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if o.Source, err = s.fetchedSource(h); err != nil {
 		return err
 	}
-	o.Source.Refused = refused
+	o.Source.Refused, o.Source.Fetch = refused, fetch
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}

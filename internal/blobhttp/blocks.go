@@ -85,7 +85,7 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	if err != nil {
 		return err
 	}
-	src, err := s.copySource(rq, true)
+	src, fetch, err := s.copySource(rq, true)
 	if err != nil {
 		return err
 	}
@@ -105,6 +105,7 @@ func (s *Server) putBlockFromURL(rq *request) error {
 	if o.Source, err = s.fetchedSource(h); err != nil {
 		return err
 	}
+	o.Source.Fetch = fetch
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}

@@ -789,9 +789,10 @@ func TestSnapshotTiersAndExpiry(t *testing.T) {
 }
 
 // TestCopiesJudgeTheDestinationBeforeTheSource follows the JS SDK's live "conditional tags
-// sync copy's destination blob": a copy from a URL no server here can read, onto a blob
+// sync copy's destination blob": a copy from a URL no server can be reached at, onto a blob
 // whose conditions fail, is the destination's 412 ConditionNotMet; with the conditions met,
-// the source's CannotVerifyCopySource.
+// the source's 500 CannotVerifyCopySource (what Azure answers for a source it cannot
+// access, AzCopy's error code reference).
 func TestCopiesJudgeTheDestinationBeforeTheSource(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
@@ -817,11 +818,11 @@ func TestCopiesJudgeTheDestinationBeforeTheSource(t *testing.T) {
 		wantStatus(t, err, 404, "ContainerNotFound")
 
 		_, err = dst.CopyFromURL(ctx, unreadable, &blob.CopyFromURLOptions{BlobAccessConditions: met})
-		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		wantStatus(t, err, 500, "CannotVerifyCopySource")
 		_, err = dst.StartCopyFromURL(ctx, unreadable, &blob.StartCopyFromURLOptions{AccessConditions: met})
-		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		wantStatus(t, err, 500, "CannotVerifyCopySource")
 		_, err = dst.UploadBlobFromURL(ctx, unreadable, nil)
-		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		wantStatus(t, err, 500, "CannotVerifyCopySource")
 
 		// A malformed source URL is still answered first.
 		_, err = dst.CopyFromURL(ctx, "not a url", &blob.CopyFromURLOptions{BlobAccessConditions: tagsUnmet})
@@ -839,9 +840,9 @@ func TestCopiesJudgeTheDestinationBeforeTheSource(t *testing.T) {
 }
 
 // A copy source on another server is not this server's blob of the same path: AzCopy copies
-// between two local servers by URLs that differ only in their port. Refused, as any source
-// this server cannot read, and the destination is left alone; the same server by another
-// loopback name is still this one.
+// between two local servers by URLs that differ only in their port. It is fetched from there;
+// with no server there, that is 500 CannotVerifyCopySource, and the destination is left
+// alone. The same server by another loopback name is still this one.
 func TestACopySourceOnAnotherServerIsNotOurs(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
@@ -861,11 +862,11 @@ func TestACopySourceOnAnotherServerIsNotOurs(t *testing.T) {
 		elsewhere := *here
 		elsewhere.Host = "127.0.0.1:1" // another server's port, the same path
 		_, err = dst.CopyFromURL(ctx, elsewhere.String(), nil)
-		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		wantStatus(t, err, 500, "CannotVerifyCopySource")
 		_, err = dst.StartCopyFromURL(ctx, elsewhere.String(), nil)
-		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		wantStatus(t, err, 500, "CannotVerifyCopySource")
 		_, err = dst.UploadBlobFromURL(ctx, elsewhere.String(), nil)
-		wantStatus(t, err, 404, "CannotVerifyCopySource")
+		wantStatus(t, err, 500, "CannotVerifyCopySource")
 		got, err := dst.DownloadStream(ctx, nil)
 		if err != nil {
 			t.Fatal(err)

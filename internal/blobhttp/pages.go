@@ -80,7 +80,7 @@ func (s *Server) putPage(rq *request) error {
 		}
 		return invalidHeader("x-ms-page-write", write, "not update or clear")
 	case h.Get("x-ms-copy-source") != "":
-		src, err := s.copySource(rq, true)
+		src, fetch, err := s.copySource(rq, true)
 		if err != nil {
 			return err
 		}
@@ -99,6 +99,7 @@ func (s *Server) putPage(rq *request) error {
 		if err != nil {
 			return err
 		}
+		so.Fetch = fetch
 		b, err = s.svc.PutPagesFromURL(rq.ctx, rq.path(), r, src, *sr, so, md5, o)
 		if err != nil {
 			return err
@@ -218,7 +219,7 @@ func (s *Server) appendBlock(rq *request) error {
 	}
 	var res blob.AppendResult
 	if h.Get("x-ms-copy-source") != "" {
-		src, err := s.copySource(rq, true)
+		src, fetch, err := s.copySource(rq, true)
 		if err != nil {
 			return err
 		}
@@ -234,6 +235,7 @@ func (s *Server) appendBlock(rq *request) error {
 		if err != nil {
 			return err
 		}
+		so.Fetch = fetch
 		if res, err = s.svc.AppendBlockFromURL(rq.ctx, rq.path(), src, sr, so, md5, o); err != nil {
 			return err
 		}

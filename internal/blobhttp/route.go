@@ -363,6 +363,7 @@ func (s *Server) run(rq *request, op *auth.Operation, h handler) call {
 		if err := s.Throttle.TakeBlob(rq.Account, rq.container, rq.blob); err != nil {
 			return err
 		}
+		defer rq.noteFetch()
 		return h(rq)
 	}}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tabula-dev/tabula/internal/auth"
 	"github.com/tabula-dev/tabula/internal/azerr"
 	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/blobfetch"
 	"github.com/tabula-dev/tabula/internal/server"
 	"github.com/tabula-dev/tabula/internal/throttle"
 )
@@ -29,15 +30,19 @@ type Server struct {
 	log  *slog.Logger
 	// Throttle, when set before serving, holds requests to Azure's scalability targets.
 	Throttle *throttle.Limiter
+	// Fetcher reads copy sources on other servers (remote.go); nil, set before serving,
+	// refuses them: 404 CannotVerifyCopySource.
+	Fetcher *blobfetch.Client
 }
 
-// New returns a Server answering for the accounts known to authn, backed by svc.
+// New returns a Server answering for the accounts known to authn, backed by svc, which fetches
+// copy sources on other servers as Azure does.
 func New(svc *blob.Service, authn *auth.Authenticator, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	authn.SetPolicyStore(auth.Blob, policyStore{svc})
-	return &Server{svc: svc, auth: authn, log: log}
+	return &Server{svc: svc, auth: authn, log: log, Fetcher: blobfetch.New(0, nil)}
 }
 
 // request is what every handler knows about the request it serves.
@@ -48,6 +53,8 @@ type request struct {
 	log   *slog.Logger
 	// container and blob are the resource the path names, percent-decoded ("" when absent).
 	container, blob string
+	// fetched is the copy source on another server the request read, nil for none.
+	fetched *fetchNote
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -60,6 +60,14 @@ var (
 	BlobBytesRead = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tabula_blob_bytes_read_total", Help: "Blob bytes read.",
 	})
+	// CopySourceFetches counts the GETs of copy sources on other servers (Copy Blob and the
+	// *From URL operations), CopySourceBytes the bytes they read.
+	CopySourceFetches = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tabula_blob_copy_source_fetches_total", Help: "GETs of copy sources on other servers.",
+	})
+	CopySourceBytes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tabula_blob_copy_source_bytes_total", Help: "Bytes read from copy sources on other servers.",
+	})
 
 	// MessagesPut, MessagesGot and MessagesDeleted count queue messages.
 	MessagesPut = prometheus.NewCounter(prometheus.CounterOpts{
@@ -93,7 +101,7 @@ func init() {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		Requests, RequestDuration, RequestBytes, ResponseBytes,
 		EntitiesWritten, EntitiesRead, EntitiesScanned,
-		BlobsWritten, BlobBytesWritten, BlobBytesRead,
+		BlobsWritten, BlobBytesWritten, BlobBytesRead, CopySourceFetches, CopySourceBytes,
 		MessagesPut, MessagesGot, MessagesDeleted,
 		FaultsInjected, Throttled, InsightFindings,
 	)

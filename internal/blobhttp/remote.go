@@ -1,0 +1,89 @@
+package blobhttp
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+
+	"github.com/tabula-dev/tabula/internal/blob"
+	"github.com/tabula-dev/tabula/internal/blobfetch"
+	"github.com/tabula-dev/tabula/internal/metrics"
+)
+
+// Copy sources on other servers: the request's x-ms-source-* headers become those of the
+// GET blobfetch makes, and the service calls it once it has judged the destination.
+
+// sourceHeaders maps a copy request's headers about its source to the GET's: the source
+// conditions, the source's lease, and x-ms-copy-source-authorization, the bearer token the
+// source takes as its Authorization.
+var sourceHeaders = []struct{ from, to string }{
+	{"x-ms-source-if-match", "If-Match"},
+	{"x-ms-source-if-none-match", "If-None-Match"},
+	{"x-ms-source-if-modified-since", "If-Modified-Since"},
+	{"x-ms-source-if-unmodified-since", "If-Unmodified-Since"},
+	{"x-ms-source-if-tags", "x-ms-if-tags"},
+	{"x-ms-source-lease-id", "x-ms-lease-id"},
+	{"x-ms-copy-source-authorization", "Authorization"},
+}
+
+// remoteSource is the Fetch of u, a copy source on another server, for rq. The GET carries
+// the request's x-ms-version, whatever the source: an Azure server without a tell-tale host
+// name (Azurite, another Tabula, a public container) then answers in that version's shape,
+// and other servers ignore it. asCopyBlob makes unmet source conditions 412
+// SourceConditionNotMet, as Copy Blob's are.
+func (s *Server) remoteSource(rq *request, u *url.URL, asCopyBlob bool) blob.Fetch {
+	version := rq.Version
+	if version == "" {
+		version = defaultVersion
+	}
+	h := http.Header{"X-Ms-Version": {version}, "User-Agent": {"Tabula (copy source)"}}
+	for _, m := range sourceHeaders {
+		if v := rq.R.Header.Get(m.from); v != "" {
+			h.Set(m.to, v)
+		}
+	}
+	source := blobfetch.Where(u)
+	return func(ctx context.Context, r *blob.ByteRange) (*blob.RemoteSource, error) {
+		note := &fetchNote{source: source}
+		rq.fetched = note
+		metrics.CopySourceFetches.Inc()
+		src, err := s.Fetcher.Fetch(ctx, blobfetch.Request{URL: u, Range: r, Header: h, ConditionsFailAsSource: asCopyBlob})
+		if err != nil {
+			return nil, err
+		}
+		src.Body = &countedBody{ReadCloser: src.Body, n: &note.bytes}
+		return src, nil
+	}
+}
+
+// fetchNote is what a request's log line says of the copy source it fetched.
+type fetchNote struct {
+	source string
+	bytes  atomic.Int64
+}
+
+// noteFetch adds to the request's log line the copy source it fetched from another server, if
+// any, and the bytes read (copy_source, fetched_bytes).
+func (rq *request) noteFetch() {
+	if rq.fetched == nil {
+		return
+	}
+	n := rq.fetched.bytes.Load()
+	rq.NoteAttrs(slog.String("copy_source", rq.fetched.source), slog.Int64("fetched_bytes", n))
+	metrics.CopySourceBytes.Add(float64(n))
+}
+
+// countedBody counts the bytes read through it into n.
+type countedBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
