@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -221,11 +222,17 @@ func (r popReceipt) String() string {
 func (r popReceipt) names(id messageID) bool { return [4]byte(r.id[12:]) == [4]byte(id[12:]) }
 
 // parsePopReceipt reads a pop receipt, which names a message with the id bytes it carries
-// and zeros elsewhere. One this service cannot have issued is 400
-// InvalidQueryParameterValue, which the real service answers to receipts it cannot decode.
+// and zeros elsewhere. A receipt that is not 20 bytes of base64 (URL-safe as issued here, or
+// standard, as Azure's receipts are) is 400 InvalidQueryParameterValue, as the real service
+// answers "invalid" ("Invalid pop receipt format", the JS SDK's recorded delete_message_negative).
+// One of that format this service did not issue is errForeignReceipt: it names no message, and
+// the real service answers such receipts, made up or another message's, 404 MessageNotFound.
 func parsePopReceipt(s string) (popReceipt, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) != receiptSize {
+		if std, serr := base64.StdEncoding.DecodeString(s); serr == nil && len(std) == receiptSize {
+			return popReceipt{}, errForeignReceipt
+		}
 		return popReceipt{}, malformedReceipt(s)
 	}
 	r := popReceipt{
@@ -233,12 +240,15 @@ func parsePopReceipt(s string) (popReceipt, error) {
 		version: int64(binary.BigEndian.Uint64(b[8:16])),
 	}
 	if r.version <= 0 || r.version&generationMask == 0 {
-		return popReceipt{}, malformedReceipt(s)
+		return popReceipt{}, errForeignReceipt
 	}
 	copy(r.id[12:], b[16:])
 	return r, nil
 }
 
+// errForeignReceipt is a pop receipt of the right format that this service did not issue.
+var errForeignReceipt = errors.New("a pop receipt this service did not issue")
+
 func malformedReceipt(s string) error {
-	return invalidParam("popreceipt", s, "not a pop receipt this service issued")
+	return invalidParam("popreceipt", s, "Invalid pop receipt format")
 }

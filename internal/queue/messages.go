@@ -375,6 +375,9 @@ func messageNotFound(id string) error {
 // DeleteMessage deletes message id of q, given its latest pop receipt.
 func (s *Service) DeleteMessage(ctx context.Context, q Queue, id, receipt string) error {
 	r, err := parsePopReceipt(receipt)
+	if errors.Is(err, errForeignReceipt) {
+		return messageNotFound(id)
+	}
 	if err != nil {
 		return err
 	}
@@ -424,6 +427,9 @@ func (s *Service) UpdateMessage(ctx context.Context, q Queue, id, receipt string
 		}
 	}
 	r, err := parsePopReceipt(receipt)
+	if errors.Is(err, errForeignReceipt) {
+		return Message{}, messageNotFound(id)
+	}
 	if err != nil {
 		return Message{}, err
 	}

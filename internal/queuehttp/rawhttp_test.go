@@ -187,6 +187,13 @@ func TestQueryParametersAreCheckedWithAzuresDetails(t *testing.T) {
 		{"POST", "/jobs/messages", strings.Replace(putBody, "%s", strings.Repeat("&lt;", queue.MaxMessageSize+1), 1), 413, "RequestBodyTooLarge", "<MaxLimit>65536</MaxLimit>"},
 		{"DELETE", "/jobs/messages/00000000-0000-0000-0000-000000000000", "", 400, "MissingRequiredQueryParameter", "<QueryParameterName>popreceipt</QueryParameterName>"},
 		{"DELETE", "/jobs/messages/00000000-0000-0000-0000-000000000000?popreceipt=%3D%3D", "", 400, "InvalidQueryParameterValue", "<QueryParameterName>popreceipt</QueryParameterName>"},
+		// As the JS SDK's recorded delete_message_negative: not a receipt's format.
+		{"DELETE", "/jobs/messages/00000000-0000-0000-0000-000000000000?popreceipt=invalid", "", 400, "InvalidQueryParameterValue", "<Reason>Invalid pop receipt format</Reason>"},
+		// A receipt in Azure's own format that was never issued names no message: 404, as the
+		// real service answers made-up and stale receipts alike.
+		{"DELETE", "/jobs/messages/00000000-0000-0000-0000-000000000000?popreceipt=AgAAAAMAAAAAAAAANcCsz5Yr1QE%3D", "", 404, "MessageNotFound", ""},
+		{"PUT", "/jobs/messages/00000000-0000-0000-0000-000000000000?popreceipt=AgAAAAMAAAAAAAAANcCsz5Yr1QE%3D&visibilitytimeout=0", "", 404, "MessageNotFound", ""},
+		{"DELETE", "/jobs/messages/00000000-0000-0000-0000-000000000000?popreceipt=AAAAAAAAAAAAAAAAAAAAAAAAAAA", "", 404, "MessageNotFound", ""},
 		{"PUT", "/jobs/messages/00000000-0000-0000-0000-000000000000?popreceipt=AAAA", "", 400, "MissingRequiredQueryParameter", "<QueryParameterName>visibilitytimeout</QueryParameterName>"},
 		{"GET", "/?comp=list&maxresults=0", "", 400, "OutOfRangeQueryParameterValue", "<QueryParameterName>maxresults</QueryParameterName>"},
 		{"GET", "/?comp=list&marker=%2Fotheraccount%2Fjobs", "", 400, "InvalidMarker", ""},
