@@ -95,3 +95,45 @@ func TestMemoryHeldCountsWhatTheFilesHold(t *testing.T) {
 		t.Errorf("a store on disk holds %d bytes in memory, want 0", n)
 	}
 }
+
+// TestMemoryHeldStaysTheSizeOfTheFiles churns an in-memory store through memtable flushes,
+// compactions, WAL recycling and object deletions: the running count the budget and the
+// memory limit go by stays the total size of the files the filesystem holds.
+func TestMemoryHeldStaysTheSizeOfTheFiles(t *testing.T) {
+	s := mustOpen(t, "", Options{InMemory: true, MemoryLimit: 1 << 30})
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	var objects []string
+	for round := range 6 {
+		for i := range 200 {
+			if err := s.Commit(ctx, put("t", fmt.Sprintf("%d-%03d", round%2, i), int64(round+1), 16<<10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		id, _, err := s.PutObject(ctx, bytes.NewReader(make([]byte, 3<<20)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects = append(objects, id)
+		if round%2 == 1 {
+			if err := s.DeleteObjects(ctx, objects[:1]); err != nil {
+				t.Fatal(err)
+			}
+			objects = objects[1:]
+		}
+		if err := s.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteSpace(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		t.Fatal(err)
+	}
+	held, files := s.MemoryHeld(), s.mem.sizeUnder("")
+	t.Logf("%.1f MiB held", float64(held)/(1<<20))
+	if held != files || held < 9<<20 {
+		t.Errorf("MemoryHeld says %d bytes, the files hold %d", held, files)
+	}
+}
