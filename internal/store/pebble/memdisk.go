@@ -1,7 +1,10 @@
 package pebble
 
 import (
+	"errors"
 	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -21,6 +24,8 @@ import (
 // the small partition the tests need: a write that does not fit fails with ENOSPC having
 // written nothing.
 //
+// The objects directory's files are kept as chunks rather than in MemFS (memobjects.go).
+//
 // Bytes are counted as files grow and as they are removed or replaced. A removed file still
 // open by a reader keeps its bytes until the reader closes it; they are counted as freed at
 // once.
@@ -29,12 +34,20 @@ type memDisk struct {
 	capacity int64 // 0: no budget; GetDiskUsage then says it cannot tell, as MemFS does
 	strict   bool
 	used     atomic.Int64
+
+	// objectsDir, when set, is the objects directory, whose files are kept as chunks
+	// (memobjects.go) in objects, by full name.
+	objectsDir string
+	objectsMu  sync.Mutex
+	objects    map[string]*chunkFile
 }
 
 // newMemBudget returns an in-memory filesystem counted against a budget of capacity bytes
-// (none when 0).
-func newMemBudget(capacity int64) *memDisk {
-	return &memDisk{MemFS: vfs.NewMem(), capacity: capacity}
+// (none when 0), for a store in directory dir: the files of its objects directory are kept
+// as chunks.
+func newMemBudget(capacity int64, dir string) *memDisk {
+	fs := vfs.NewMem()
+	return &memDisk{MemFS: fs, capacity: capacity, objectsDir: fs.PathJoin(dir, objectsDirName), objects: map[string]*chunkFile{}}
 }
 
 // held returns the bytes the files hold.
@@ -51,6 +64,14 @@ func (d *memDisk) size(name string) int64 {
 
 // sizeUnder returns the bytes of the files under name, name included.
 func (d *memDisk) sizeUnder(name string) int64 {
+	total := d.memFSSizeUnder(name)
+	if d.objectsDir != "" && (name == "" || d.objectsDir == name || strings.HasPrefix(d.objectsDir, name+"/")) {
+		total += d.objectBytes()
+	}
+	return total
+}
+
+func (d *memDisk) memFSSizeUnder(name string) int64 {
 	fi, err := d.MemFS.Stat(name)
 	if err != nil {
 		return 0
@@ -64,7 +85,7 @@ func (d *memDisk) sizeUnder(name string) int64 {
 	}
 	var total int64
 	for _, n := range names {
-		total += d.sizeUnder(d.MemFS.PathJoin(name, n))
+		total += d.memFSSizeUnder(d.MemFS.PathJoin(name, n))
 	}
 	return total
 }
@@ -78,6 +99,9 @@ func (d *memDisk) GetDiskUsage(string) (vfs.DiskUsage, error) {
 }
 
 func (d *memDisk) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if d.isObject(name) {
+		return d.createObject(name)
+	}
 	if d.strict && d.free() <= 0 {
 		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
 	}
@@ -89,7 +113,48 @@ func (d *memDisk) Create(name string, category vfs.DiskWriteCategory) (vfs.File,
 	return d.wrap(f, name), err
 }
 
+func (d *memDisk) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
+	if d.isObject(name) {
+		return d.openObject(name)
+	}
+	return d.MemFS.Open(name, opts...)
+}
+
+func (d *memDisk) Stat(name string) (vfs.FileInfo, error) {
+	if d.isObject(name) {
+		c, ok := d.object(name)
+		if !ok {
+			return nil, notExist("stat", name)
+		}
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		return chunkInfo{name: d.MemFS.PathBase(name), size: c.size, modTime: c.modTime}, nil
+	}
+	return d.MemFS.Stat(name)
+}
+
+func (d *memDisk) List(dir string) ([]string, error) {
+	names, err := d.MemFS.List(dir)
+	if err == nil && d.objectsDir != "" && dir == d.objectsDir {
+		names = append(names, d.listObjects()...)
+	}
+	return names, err
+}
+
+// errObjectFileOp refuses what objectFiles never does with an object file.
+var errObjectFileOp = errors.New("pebble store: object files are only created, read, renamed and removed")
+
+func (d *memDisk) Link(oldname, newname string) error {
+	if d.isObject(oldname) || d.isObject(newname) {
+		return errObjectFileOp
+	}
+	return d.MemFS.Link(oldname, newname)
+}
+
 func (d *memDisk) Remove(name string) error {
+	if d.isObject(name) {
+		return d.removeObject(name)
+	}
 	size := d.size(name)
 	err := d.MemFS.Remove(name)
 	if err == nil {
@@ -99,15 +164,26 @@ func (d *memDisk) Remove(name string) error {
 }
 
 func (d *memDisk) RemoveAll(name string) error {
-	size := d.sizeUnder(name)
+	size := d.memFSSizeUnder(name)
 	err := d.MemFS.RemoveAll(name)
 	if err == nil {
 		d.used.Add(-size)
+	}
+	if d.objectsDir != "" && (d.objectsDir == name || strings.HasPrefix(d.objectsDir, name+"/")) {
+		for _, base := range d.listObjects() {
+			_ = d.removeObject(d.MemFS.PathJoin(d.objectsDir, base))
+		}
 	}
 	return err
 }
 
 func (d *memDisk) Rename(oldname, newname string) error {
+	if d.isObject(oldname) != d.isObject(newname) {
+		return errObjectFileOp
+	}
+	if d.isObject(oldname) {
+		return d.renameObject(oldname, newname)
+	}
 	replaced := d.size(newname)
 	err := d.MemFS.Rename(oldname, newname)
 	if err == nil {
@@ -117,6 +193,9 @@ func (d *memDisk) Rename(oldname, newname string) error {
 }
 
 func (d *memDisk) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if d.isObject(oldname) || d.isObject(newname) {
+		return nil, errObjectFileOp
+	}
 	replaced := d.size(newname)
 	f, err := d.MemFS.ReuseForWrite(oldname, newname, category)
 	if err == nil {
@@ -126,6 +205,9 @@ func (d *memDisk) ReuseForWrite(oldname, newname string, category vfs.DiskWriteC
 }
 
 func (d *memDisk) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	if d.isObject(name) {
+		return nil, errObjectFileOp
+	}
 	f, err := d.MemFS.OpenReadWrite(name, category, opts...)
 	return d.wrap(f, name), err
 }

@@ -35,6 +35,16 @@ func TestObjectsContractInMemory(t *testing.T) {
 	}, BytesInMemory: true})
 }
 
+// TestObjectsContractOfAnInMemoryStore runs the suite on a store opened in memory, whose
+// object files are kept as chunks (memobjects.go), files only as in TestObjectsContractAsFilesOnly.
+func TestObjectsContractOfAnInMemoryStore(t *testing.T) {
+	storetest.RunObjects(t, storetest.ObjectsBackend{Open: func(t *testing.T) (storetest.ObjectStore, func() storetest.ObjectStore) {
+		s := mustOpen(t, "", Options{InMemory: true, MemoryLimit: 1 << 30})
+		s.objects.inlineMax = -1
+		return s, nil
+	}, BytesInMemory: true})
+}
+
 // TestObjectsContractAsFilesOnly runs the suite with every object a file, the empty and
 // small ones included, which otherwise are records.
 func TestObjectsContractAsFilesOnly(t *testing.T) {

@@ -103,7 +103,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	fs := opts.FS
 	switch {
 	case opts.InMemory:
-		mem := newMemBudget(opts.MemoryLimit)
+		mem := newMemBudget(opts.MemoryLimit, dir)
 		s, err := openStore(dir, mem, false) // in memory, nothing to journal: zeros would only cost
 		if err == nil {
 			s.mem = mem
