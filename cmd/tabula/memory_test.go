@@ -92,8 +92,8 @@ func TestTheMemoryLimitFollowsWhatTheStoreHolds(t *testing.T) {
 }
 
 // An in-memory Tabula near its --in-memory-limit answers an upload 503 ServerBusy, as on a
-// full disk, and goes on serving: what it holds stays readable and small writes that fit
-// still land. Without the limit, the process would grow until the kernel killed it.
+// full disk, and goes on serving: what it holds stays readable, deletions work and free the
+// memory soon after. Without the limit, the process would grow until the kernel killed it.
 func TestAnInMemoryServerRefusesUploadsBeyondItsLimit(t *testing.T) {
 	_, out := startTabulaOutput(t, "--in-memory", "--in-memory-limit", "48MiB")
 	if !strings.Contains(out.banner, "--in-memory-limit") {
@@ -130,7 +130,31 @@ func TestAnInMemoryServerRefusesUploadsBeyondItsLimit(t *testing.T) {
 	if string(got) != "kept" {
 		t.Errorf("read %q at the limit", got)
 	}
-	if _, err := svc.DeleteBlob(ctx, "bounded", "big0", nil); err != nil {
-		t.Errorf("deleting at the limit: %v", err)
+	// Deleting frees the memory within about a minute (inMemoryBlobGrace), and uploads
+	// are taken again.
+	pager := svc.NewListBlobsFlatPager("bounded", nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page.Segment.BlobItems {
+			if *b.Name != "small" {
+				if _, err := svc.DeleteBlob(ctx, "bounded", *b.Name, nil); err != nil {
+					t.Fatalf("deleting at the limit: %v", err)
+				}
+			}
+		}
+	}
+	deadline := time.Now().Add(inMemoryBlobGrace + 2*inMemoryCollectInterval + 10*time.Second)
+	for {
+		_, err := svc.UploadBuffer(ctx, "bounded", "after", big, nil)
+		if err == nil {
+			break
+		}
+		if !bloberror.HasCode(err, bloberror.ServerBusy) || time.Now().After(deadline) {
+			t.Fatalf("an upload after deleting the big blobs: %v", err)
+		}
+		time.Sleep(time.Second)
 	}
 }

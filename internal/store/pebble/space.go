@@ -344,7 +344,7 @@ func (s *space) setFull(full bool, free, owed int64) {
 	}
 	msg := "the embedded store's disk is nearly full: writes that add data are refused (503 ServerBusy) until space is freed; reads, deleting entities and deleting tables still work"
 	if s.inMemory {
-		msg = "the in-memory store has nearly spent its memory budget (--in-memory-limit): writes that add data are refused (503 ServerBusy) until deletions free memory (about ten minutes after them); reads and deletions still work"
+		msg = "the in-memory store has nearly spent its memory budget (--in-memory-limit): writes that add data are refused (503 ServerBusy) until deletions free memory (blob bytes about a minute after them); reads and deletions still work"
 	}
 	if free < 0 {
 		slog.Warn(msg, "component", "pebble", "dir", s.where(), "free", "none: a write met ENOSPC")
