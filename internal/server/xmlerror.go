@@ -61,10 +61,12 @@ func authDetail(e *azerr.Error) (message, detail string) {
 // WriteXMLError answers rq with err as the Blob and Queue services do: status,
 // x-ms-error-code, and the XML error body (none for HEAD, where the code header is all a
 // client sees). An internal error's cause goes to log, not to the client; a 503 (a busy
-// store, --throttle) is the request's own log line's business.
+// store, --throttle) is the request's own log line's business, and so is a 500
+// CannotVerifyCopySource: a copy source on another server that cannot be reached is that
+// server's failure, not this one's.
 func WriteXMLError(rq *Request, err error, log *slog.Logger) {
 	e := azerr.As(err)
-	if e.Status == http.StatusInternalServerError && rq.R.Context().Err() == nil {
+	if e.Status == http.StatusInternalServerError && e.Code != azerr.CannotVerifyCopySource && rq.R.Context().Err() == nil {
 		log.Error("request failed", "request_id", rq.ID, "method", rq.R.Method, "url", rq.R.URL.String(), "status", e.Status, "err", err)
 	}
 	rq.NoteFailure(err)

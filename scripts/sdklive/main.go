@@ -528,6 +528,7 @@ var (
 	runLine  = regexp.MustCompile(`^\s*=== (?:RUN|CONT)\s+(\S+)`)
 	endLine  = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
 	errLine  = regexp.MustCompile(`^\s*(?:Error:\s+|panic|.*test panicked)`)
+	killed   = regexp.MustCompile(`^signal: (?:killed|terminated)`)
 	moreLine = regexp.MustCompile(`^\s+\S`)
 )
 
@@ -606,6 +607,14 @@ func summarize(w *strings.Builder, suite, logPath string, known []knownFailure) 
 			fmt.Fprintf(w, "  FAIL %s\n       %s\n", name, msg)
 		} else {
 			fmt.Fprintf(w, "  known %s (%s)\n", name, why)
+		}
+	}
+	// A test binary the kernel or a timeout killed leaves its remaining tests without
+	// results: that is a failure no list explains.
+	for _, line := range lines {
+		if killed.MatchString(line) {
+			unexpected++
+			fmt.Fprintf(w, "  a test binary ended with %q: its tests after that have no results (see the log)\n", strings.TrimSpace(line))
 		}
 	}
 	fmt.Fprintf(w, "  %d failures known.txt does not explain\n", unexpected)
