@@ -219,6 +219,20 @@ func (d *memDisk) wrap(f vfs.File, name string) vfs.File {
 	return &memDiskFile{File: f, disk: d, name: name}
 }
 
+// take counts n more bytes for the file name is writing; a strict disk refuses them with
+// ENOSPC, writing nothing, when they do not fit.
+func (d *memDisk) take(n int64, name string) error {
+	for {
+		used := d.used.Load()
+		if d.strict && n > d.capacity-used {
+			return &os.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}
+		}
+		if d.used.CompareAndSwap(used, used+n) {
+			return nil
+		}
+	}
+}
+
 type memDiskFile struct {
 	vfs.File
 	disk *memDisk
@@ -238,14 +252,8 @@ func (f *memDiskFile) WriteAt(p []byte, off int64) (int, error) {
 // the count says so; a strict disk refuses a write that does not fit.
 func (f *memDiskFile) grow(p []byte, write func() (int, error)) (int, error) {
 	want := int64(len(p))
-	for {
-		used := f.disk.used.Load()
-		if f.disk.strict && want > f.disk.capacity-used {
-			return 0, &os.PathError{Op: "write", Path: f.name, Err: syscall.ENOSPC}
-		}
-		if f.disk.used.CompareAndSwap(used, used+want) {
-			break
-		}
+	if err := f.disk.take(want, f.name); err != nil {
+		return 0, err
 	}
 	before, err := f.File.Stat()
 	if err != nil {

@@ -201,15 +201,8 @@ func (h *chunkHandle) Write(p []byte) (int, error) {
 	if !h.writable {
 		return 0, errors.New("pebble store: object file not open for writing")
 	}
-	want := int64(len(p))
-	for {
-		used := h.disk.used.Load()
-		if h.disk.strict && want > h.disk.capacity-used {
-			return 0, &os.PathError{Op: "write", Path: h.name, Err: syscall.ENOSPC}
-		}
-		if h.disk.used.CompareAndSwap(used, used+want) {
-			break
-		}
+	if err := h.disk.take(int64(len(p)), h.name); err != nil {
+		return 0, err
 	}
 	h.c.write(p)
 	return len(p), nil
