@@ -95,6 +95,7 @@ type config struct {
 	dataDirIsDefault bool
 	inMemory         bool
 	inMemoryLimit    string
+	memoryLimit      int64 // inMemoryLimit in bytes, read by parseFlags
 	storeURL         string
 	storeWait        time.Duration
 	rehydrateAfter   time.Duration
@@ -213,7 +214,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, errors.New("--store and --in-memory exclude each other")
 	}
 	if c.inMemory {
-		if _, err := memoryLimitOf(c.inMemoryLimit, availableMemory); err != nil {
+		var err error
+		if c.memoryLimit, err = memoryLimitOf(c.inMemoryLimit, availableMemory); err != nil {
 			return c, err
 		}
 	}
@@ -404,12 +406,7 @@ func openStore(ctx context.Context, c config) (st store.Backend, where string, e
 		}
 		return st, "in PostgreSQL at " + u.Redacted(), nil
 	}
-	var limit int64
-	if c.inMemory {
-		if limit, err = memoryLimitOf(c.inMemoryLimit, availableMemory); err != nil {
-			return nil, "", err
-		}
-	}
+	limit := c.memoryLimit
 	pst, err := pebble.Open(c.dataDir, pebble.Options{InMemory: c.inMemory, MemoryLimit: limit})
 	if err != nil {
 		return nil, "", dataDirError(c.dataDir, err)

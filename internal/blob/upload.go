@@ -116,12 +116,12 @@ type upload struct {
 }
 
 // receive reads size bytes of body, checks them against the sent checksums and keeps them:
-// in memory if empty, or if inline and size is at most inlineLimit, else streamed into a new object
-// (memory stays bounded whatever the size). A body that ends early is an error; what follows
-// size is not read. A size below zero (a copy source of unknown length) reads body to its
-// end into an object, whose length the upload then says. The upload's sums hold the MD5 only when withMD5 or an MD5 was sent:
-// Put Blob stores a block blob's MD5, while Put Block, Append Block and Put Page return one
-// only to a request that sent one to check.
+// in memory if empty, or if inline and size is at most inlineLimit, else streamed into a new
+// object (memory stays bounded whatever the size). A body that ends early is an error; what
+// follows size is not read. A size below zero (a copy source of unknown length) reads body to
+// its end into an object, whose length the upload then says. The upload's sums hold the MD5
+// only when withMD5 or an MD5 was sent: Put Blob stores a block blob's MD5, while Put Block,
+// Append Block and Put Page return one only to a request that sent one to check.
 func (s *Service) receive(ctx context.Context, body io.Reader, size int64, sent Checksums, inline, withMD5 bool) (upload, error) {
 	u := upload{started: s.Now()}
 	sum := newSummer(withMD5 || sent.MD5 != nil)

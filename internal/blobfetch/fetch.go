@@ -198,10 +198,8 @@ func (c *Client) answer(rq Request, resp *http.Response, conn *recordingConn) (*
 		wantEnd = min(wantEnd, rq.Range.End)
 	}
 	if !ok || start != rq.Range.Start || end != wantEnd || resp.ContentLength >= 0 && resp.ContentLength != end-start+1 {
-		e := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: asked for bytes %d-%d, it answered Content-Range %q and %d bytes.",
+		return nil, failed("asked for bytes %d-%d, it answered Content-Range %q and %d bytes.",
 			rq.Range.Start, rq.Range.End, h.Get("Content-Range"), resp.ContentLength)
-		e.Status = http.StatusInternalServerError
-		return nil, e
 	}
 	src.Size = end - start + 1
 	return src, nil
@@ -265,7 +263,14 @@ func unreachable(u *url.URL, err error) *azerr.Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	e = azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: GET %s failed: %s", Where(u), describe(err))
+	return failed("GET %s failed: %s", Where(u), describe(err))
+}
+
+// failed is the copy's answer to a source that could not be read to the end for want of
+// a usable answer (no answer, a broken body, a range not the one asked for): 500
+// CannotVerifyCopySource, what Azure answers for a source it cannot access.
+func failed(format string, args ...any) *azerr.Error {
+	e := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: "+format, args...)
 	e.Status = http.StatusInternalServerError
 	return e
 }
@@ -324,9 +329,7 @@ func (b *body) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.n += int64(n)
 	if err != nil && err != io.EOF {
-		e := azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: the body of %s broke off after %d bytes: %s", Where(b.url), b.n, describe(err))
-		e.Status = http.StatusInternalServerError
-		return n, e
+		return n, failed("the body of %s broke off after %d bytes: %s", Where(b.url), b.n, describe(err))
 	}
 	return n, err
 }

@@ -372,18 +372,28 @@ func messageNotFound(id string) error {
 	return azerr.Newf(azerr.MessageNotFound, "The specified message does not exist: no message %s with that pop receipt (deleted, expired, or dequeued or updated since the receipt was issued).", id)
 }
 
-// DeleteMessage deletes message id of q, given its latest pop receipt.
-func (s *Service) DeleteMessage(ctx context.Context, q Queue, id, receipt string) error {
+// receiptFor reads the pop receipt a client gives for message id: a receipt that cannot
+// name that message (not issued here, or another message's) is messageNotFound.
+func receiptFor(id, receipt string) (popReceipt, messageID, error) {
 	r, err := parsePopReceipt(receipt)
 	if errors.Is(err, errForeignReceipt) {
-		return messageNotFound(id)
+		return popReceipt{}, messageID{}, messageNotFound(id)
 	}
 	if err != nil {
-		return err
+		return popReceipt{}, messageID{}, err
 	}
 	mid, ok := parseMessageID(id)
 	if !ok || !r.names(mid) {
-		return messageNotFound(id)
+		return popReceipt{}, messageID{}, messageNotFound(id)
+	}
+	return r, mid, nil
+}
+
+// DeleteMessage deletes message id of q, given its latest pop receipt.
+func (s *Service) DeleteMessage(ctx context.Context, q Queue, id, receipt string) error {
+	r, mid, err := receiptFor(id, receipt)
+	if err != nil {
+		return err
 	}
 	expiration := expirationOf(r.version)
 	now := s.now()
@@ -426,16 +436,9 @@ func (s *Service) UpdateMessage(ctx context.Context, q Queue, id, receipt string
 			return Message{}, err
 		}
 	}
-	r, err := parsePopReceipt(receipt)
-	if errors.Is(err, errForeignReceipt) {
-		return Message{}, messageNotFound(id)
-	}
+	r, mid, err := receiptFor(id, receipt)
 	if err != nil {
 		return Message{}, err
-	}
-	mid, ok := parseMessageID(id)
-	if !ok || !r.names(mid) {
-		return Message{}, messageNotFound(id)
 	}
 	var out Message
 	err = s.withQueue(ctx, q, func(q Queue, st *messageState) error {

@@ -62,15 +62,7 @@ func (d *memDisk) size(name string) int64 {
 	return 0
 }
 
-// sizeUnder returns the bytes of the files under name, name included.
-func (d *memDisk) sizeUnder(name string) int64 {
-	total := d.memFSSizeUnder(name)
-	if d.objectsDir != "" && (name == "" || d.objectsDir == name || strings.HasPrefix(d.objectsDir, name+"/")) {
-		total += d.objectBytes()
-	}
-	return total
-}
-
+// memFSSizeUnder returns the bytes of MemFS's files under name, name included.
 func (d *memDisk) memFSSizeUnder(name string) int64 {
 	fi, err := d.MemFS.Stat(name)
 	if err != nil {
@@ -126,9 +118,7 @@ func (d *memDisk) Stat(name string) (vfs.FileInfo, error) {
 		if !ok {
 			return nil, notExist("stat", name)
 		}
-		c.mu.RLock()
-		defer c.mu.RUnlock()
-		return chunkInfo{name: d.MemFS.PathBase(name), size: c.size, modTime: c.modTime}, nil
+		return c.info(d.MemFS.PathBase(name)), nil
 	}
 	return d.MemFS.Stat(name)
 }

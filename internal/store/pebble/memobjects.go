@@ -80,6 +80,12 @@ func (c *chunkFile) readAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+func (c *chunkFile) info(name string) chunkInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return chunkInfo{name: name, size: c.size, modTime: c.modTime}
+}
+
 func (c *chunkFile) length() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -219,11 +225,7 @@ func (h *chunkHandle) SyncTo(int64) (bool, error)     { return false, nil }
 func (h *chunkHandle) Prefetch(int64, int64) error    { return nil }
 func (h *chunkHandle) Fd() uintptr                    { return vfs.InvalidFd }
 
-func (h *chunkHandle) Stat() (vfs.FileInfo, error) {
-	h.c.mu.RLock()
-	defer h.c.mu.RUnlock()
-	return chunkInfo{name: h.name, size: h.c.size, modTime: h.c.modTime}, nil
-}
+func (h *chunkHandle) Stat() (vfs.FileInfo, error) { return h.c.info(h.name), nil }
 
 // chunkInfo is a chunkFile's vfs.FileInfo.
 type chunkInfo struct {
