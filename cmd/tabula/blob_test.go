@@ -6,10 +6,16 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 )
 
@@ -82,5 +88,63 @@ func TestAcknowledgedBlobsSurviveSIGKILL(t *testing.T) {
 		if sha256.Sum256(buf.Bytes()) != sum {
 			t.Fatalf("%s came back different (%d bytes)", name, buf.Len())
 		}
+	}
+}
+
+// A copy from another server still arriving when the server stops is recorded as failed, with
+// the reason, before the store closes: after a restart the blob says so and takes writes.
+func TestAPendingCopyFailsWhenTheServerStops(t *testing.T) {
+	dir := t.TempDir()
+	cmd, out := startTabulaOutput(t, "--data", dir)
+	ctx := context.Background()
+	svc, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateContainer(ctx, "copies", nil); err != nil {
+		t.Fatal(err)
+	}
+	// A source that sends a little and then nothing, until the test ends.
+	stalled := make(chan struct{})
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000000")
+		w.Write(make([]byte, 1000))
+		w.(http.Flusher).Flush()
+		select {
+		case <-stalled:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(stalled); web.Close() })
+	dst := svc.ServiceClient().NewContainerClient("copies").NewBlobClient("far")
+	started, err := dst.StartCopyFromURL(ctx, web.URL+"/object", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *started.CopyStatus != blob.CopyStatusTypePending {
+		t.Fatalf("a stalled source's copy says %s", *started.CopyStatus)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := waitExit(t, cmd, 30*time.Second); code != 0 {
+		t.Fatalf("tabula exited with %d", code)
+	}
+
+	_, out = startTabulaOutput(t, "--data", dir)
+	svc, err = azblob.NewClientFromConnectionString(out.connectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst = svc.ServiceClient().NewContainerClient("copies").NewBlobClient("far")
+	p, err := dst.GetProperties(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.CopyStatus != blob.CopyStatusTypeFailed || p.CopyStatusDescription == nil || !strings.Contains(*p.CopyStatusDescription, "shut down") {
+		t.Fatalf("a copy cut by a stop: %s %v", *p.CopyStatus, p.CopyStatusDescription)
+	}
+	if _, err := svc.UploadBuffer(ctx, "copies", "far", []byte("mine now"), nil); err != nil {
+		t.Fatalf("writing over the failed copy: %v", err)
 	}
 }

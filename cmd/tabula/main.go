@@ -517,6 +517,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	blobs.ContainerRetention = containerRetention
 	blobs.Premium = premium
 	blobs.Immutable = immutable
+	defer stopCopies(blobs)
 	queues := queue.New(st, queue.Options{})
 	blobHandler, queueHandler := blobhttp.New(blobs, authn, log), queuehttp.New(queues, authn, log)
 	blobHandler.Throttle, queueHandler.Throttle = limiter, limiter
@@ -709,6 +710,18 @@ func closeStore(st store.Store, log *slog.Logger) {
 	case <-time.After(storeCloseTimeout):
 		log.Error("the store did not close in time; exiting without waiting for it", "waited", storeCloseTimeout)
 	}
+}
+
+// copyStopTimeout bounds the wait at shutdown for the pending copies to record that they
+// stopped.
+const copyStopTimeout = 5 * time.Second
+
+// stopCopies stops the Blob service's pending copies before the store closes: each records
+// that it failed, rather than waiting for its beat to go stale.
+func stopCopies(blobs *blob.Service) {
+	ctx, cancel := context.WithTimeout(context.Background(), copyStopTimeout)
+	defer cancel()
+	blobs.StopCopies(ctx)
 }
 
 // blobCollectInterval is how often the Blob service reclaims what deletions and overwrites

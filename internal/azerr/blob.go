@@ -18,6 +18,8 @@ const (
 	InvalidBlockID                                 Code = "InvalidBlockId"
 	InvalidBlobOrBlock                             Code = "InvalidBlobOrBlock"
 	NoPendingCopyOperation                         Code = "NoPendingCopyOperation"
+	PendingCopyOperation                           Code = "PendingCopyOperation"
+	CopyIDMismatch                                 Code = "CopyIdMismatch"
 	CannotVerifyCopySource                         Code = "CannotVerifyCopySource"
 	LeaseAlreadyPresent                            Code = "LeaseAlreadyPresent"
 	LeaseIDMismatchWithLeaseOperation              Code = "LeaseIdMismatchWithLeaseOperation"
@@ -103,6 +105,8 @@ var blobDefaults = map[Code]defaultOf{
 	InvalidBlockID:                                 {400, "The specified block ID is invalid. The block ID must be Base64-encoded."},
 	InvalidBlobOrBlock:                             {400, "The specified blob or block content is invalid."},
 	NoPendingCopyOperation:                         {409, "There is currently no pending copy operation."},
+	PendingCopyOperation:                           {409, "There is currently a pending copy operation."},
+	CopyIDMismatch:                                 {409, "The specified copy ID did not match the copy ID for the pending copy operation."},
 	CannotVerifyCopySource:                         {404, "The specified blob does not exist."},
 	LeaseAlreadyPresent:                            {409, "There is already a lease present."},
 	LeaseIDMismatchWithLeaseOperation:              {409, "The lease ID specified did not match the lease ID for the blob."},

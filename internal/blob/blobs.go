@@ -46,11 +46,19 @@ const defaultContentType = "application/octet-stream"
 
 // CopyState is what a blob that was the destination of a copy reports (x-ms-copy-*).
 type CopyState struct {
-	ID             string    `json:"id"`
-	Source         string    `json:"source"`
-	Status         string    `json:"status"` // always "success": copies complete before they are acknowledged
-	Progress       string    `json:"progress"`
+	ID     string `json:"id"`
+	Source string `json:"source"`
+	// Status is success, or for a copy from another server that outlasted its answer
+	// (pending.go) pending, then success, failed or aborted.
+	Status   string `json:"status"`
+	Progress string `json:"progress"`
+	// CompletionTime is zero while the copy is pending.
 	CompletionTime time.Time `json:"completed"`
+	// Description says why a copy failed (x-ms-copy-status-description).
+	Description string `json:"description,omitempty"`
+	// Beat is when the process doing a pending copy last said it was at it: a pending copy
+	// whose beat is older than copyStale has lost its process, and reports failed.
+	Beat time.Time `json:"beat,omitzero"`
 }
 
 // Tags are a blob's index tags, key to value.
@@ -252,7 +260,7 @@ func (b *blobRecord) public(name, snapshot string, now time.Time) Blob {
 		Metadata:            b.Metadata,
 		SequenceNumber:      b.Sequence,
 		Sealed:              b.Sealed,
-		Copy:                b.Copy,
+		Copy:                b.Copy.at(now),
 		EncryptionKeySHA256: b.KeySHA,
 		EncryptionScope:     b.Scope,
 		AccessTier:          b.Tier,
@@ -465,6 +473,9 @@ func (s *Service) checkWriteAccess(st *blobState, leaseID string, cond Condition
 	}
 	if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
 		return err
+	}
+	if kind != remove && st.b.Copy.pending(now) {
+		return azerr.New(azerr.PendingCopyOperation)
 	}
 	if kind == create && leaseID != "" && anyTag(cond.IfNoneMatch) {
 		// The holder of the blob's lease replaces it even with If-None-Match: *, which the

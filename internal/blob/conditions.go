@@ -203,6 +203,9 @@ const (
 	// create: Put Blob, Put Block List, Copy and Put Blob From URL, where If-None-Match: *
 	// means "only if it does not exist yet" and fails with 409 BlobAlreadyExists.
 	create
+	// remove: Delete Blob, judged as modify, except that a pending copy into the blob does
+	// not stop it (the copy ends with the blob).
+	remove
 )
 
 // checkWrite judges a write. exists tells whether the resource exists (etag, modified and tags

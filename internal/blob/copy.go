@@ -19,8 +19,9 @@ import (
 // Copies within an account. The destination gets its own content whose pieces refer to the
 // source's objects, so no byte is copied (except a small blob's inline bytes); every copy
 // commit is conditioned on the source record it read, which keeps those objects referenced
-// until the destination's own references are written. Copies complete before they are
-// acknowledged, so no copy is ever pending.
+// until the destination's own references are written. Copies of this server's blobs complete
+// before they are acknowledged; only an asynchronous copy from another server may be answered
+// pending (pending.go).
 
 // SourceOptions are a copy source's x-ms-source-lease-id and x-ms-source-if-* conditions
 // (unmet: 412 SourceConditionNotMet).
@@ -222,7 +223,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		next.Copy = &CopyState{
 			ID:             uuid.New(),
 			Source:         o.SourceURL,
-			Status:         "success",
+			Status:         copySuccess,
 			Progress:       fmt.Sprintf("%d/%d", next.Size, next.Size),
 			CompletionTime: now.UTC(),
 		}
@@ -232,22 +233,23 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		limit, tooLarge := int64(maxBlockBlobSize), func(n int64) error {
 			return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source is larger than a blob can be (%d bytes).", int64(maxBlockBlobSize))
 		}
-		if o.Sync {
-			limit, tooLarge = MaxSyncCopySize, errSyncCopyTooLarge
-		}
-		return s.replaceFromRemote(ctx, dst, o.Source.Fetch, limit, tooLarge, Checksums{MD5: o.SourceMD5}, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection,
-			func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error {
-				// Not the source's tags: reading them is another request (Get Blob Tags), which a
-				// read SAS does not allow.
-				next.Type, next.Props, next.Metadata = remoteType(src, u.Len), remoteProperties(src, u), src.Metadata
-				if next.Type == AppendBlob {
-					next.Sealed = src.Sealed
-					if u.Len > 0 {
-						next.Blocks = min(max(src.Blocks, 1), MaxAppendBlocks)
-					}
+		build := func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error {
+			// Not the source's tags: reading them is another request (Get Blob Tags), which a
+			// read SAS does not allow.
+			next.Type, next.Props, next.Metadata = remoteType(src, u.Len), remoteProperties(src, u), src.Metadata
+			if next.Type == AppendBlob {
+				next.Sealed = src.Sealed
+				if u.Len > 0 {
+					next.Blocks = min(max(src.Blocks, 1), MaxAppendBlocks)
 				}
-				return finish(next, nil, now)
-			})
+			}
+			return finish(next, nil, now)
+		}
+		sums := Checksums{MD5: o.SourceMD5}
+		if o.Sync {
+			return s.replaceFromRemote(ctx, dst, o.Source.Fetch, MaxSyncCopySize, errSyncCopyTooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, build)
+		}
+		return s.copyFromRemote(ctx, dst, o.Source.Fetch, limit, tooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, build)
 	}
 	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if o.Sync && srcSt.b.Size > MaxSyncCopySize {
@@ -353,10 +355,11 @@ func (s *Service) replaceWith(ctx context.Context, dst Path, st *blobState, next
 	return nil
 }
 
-// AbortCopy aborts a pending copy into p. Copies here complete before they are
-// acknowledged, so after the lease check (a destination with an infinite lease needs its id;
-// one with a fixed lease is 412 InfiniteLeaseDurationRequired) there is never one to abort:
-// 409 NoPendingCopyOperation. copyID must be a GUID (400 InvalidQueryParameterValue).
+// AbortCopy aborts the pending copy copyID into p (pending.go): the blob keeps no bytes and
+// says aborted. A destination with an infinite lease needs its id; one with a fixed lease is
+// 412 InfiniteLeaseDurationRequired. No copy pending (copies of this server's blobs complete
+// before they are answered) is 409 NoPendingCopyOperation, another one pending 409
+// CopyIdMismatch. copyID must be a GUID (400 InvalidQueryParameterValue).
 func (s *Service) AbortCopy(ctx context.Context, p Path, copyID, leaseID string) error {
 	if !validLeaseID(copyID) {
 		return azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid. copyid needs to be valid Guid.")
@@ -364,18 +367,35 @@ func (s *Service) AbortCopy(ctx context.Context, p Path, copyID, leaseID string)
 	if err := notSnapshot(p); err != nil {
 		return err
 	}
-	st, err := s.loadExisting(ctx, p)
-	if err != nil {
-		return err
+	var aborted string
+	err := s.update(ctx, func() ([]store.Mutation, error) {
+		st, err := s.loadExisting(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		now := s.Now()
+		if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
+			return nil, err
+		}
+		if l := st.b.Lease.at(now); l.held() && l.Seconds != InfiniteLease {
+			return nil, azerr.New(azerr.InfiniteLeaseDurationRequired)
+		}
+		c := st.b.Copy
+		switch {
+		case !c.pending(now):
+			return nil, azerr.New(azerr.NoPendingCopyOperation)
+		case !strings.EqualFold(c.ID, copyID):
+			return nil, azerr.New(azerr.CopyIDMismatch)
+		}
+		done := *c
+		done.Status, done.CompletionTime, done.Beat = copyAborted, now.UTC(), time.Time{}
+		st.b.Copy, aborted = &done, c.ID
+		return s.put(&st, &st.b)
+	})
+	if err == nil {
+		s.copies.cancel(aborted)
 	}
-	now := s.Now()
-	if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
-		return err
-	}
-	if l := st.b.Lease.at(now); l.held() && l.Seconds != InfiniteLease {
-		return azerr.New(azerr.InfiniteLeaseDurationRequired)
-	}
-	return azerr.New(azerr.NoPendingCopyOperation)
+	return err
 }
 
 // PutBlobFromURLOptions is one Put Blob From URL request besides its source.

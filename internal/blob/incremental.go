@@ -82,7 +82,7 @@ func (s *Service) IncrementalCopy(ctx context.Context, dst, src Path, o Incremen
 		next.Incremental = &incrementalState{Source: incrementalSource(src), Snapshot: snapshot, Destination: destination}
 		next.Tags = nil
 		next.Copy = &CopyState{
-			ID: uuid.New(), Source: o.SourceURL, Status: "success",
+			ID: uuid.New(), Source: o.SourceURL, Status: copySuccess,
 			Progress: fmt.Sprintf("%d/%d", srcSt.b.Size, srcSt.b.Size), CompletionTime: now.UTC(),
 		}
 		return next, nil

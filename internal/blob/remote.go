@@ -69,17 +69,26 @@ func (s *Service) fetchUpload(ctx context.Context, fetch Fetch, r *ByteRange, li
 	if err != nil {
 		return nil, upload{}, err
 	}
-	defer src.Body.Close()
 	if src.Size > limit {
+		src.Body.Close()
 		return nil, upload{}, tooLarge(src.Size)
 	}
+	u, err := s.receiveSource(ctx, src, limit, tooLarge, sums, withMD5, inline(src))
+	return src, u, err
+}
+
+// receiveSource receives the bytes of src, at most limit (src.Size is known not to exceed
+// it), as fetchUpload describes, and closes its body.
+func (s *Service) receiveSource(ctx context.Context, src *RemoteSource, limit int64, tooLarge func(n int64) error, sums Checksums,
+	withMD5, inline bool) (upload, error) {
+	defer src.Body.Close()
 	body := io.Reader(src.Body)
 	if src.Size < 0 {
 		body = &capped{r: src.Body, left: limit, tooLarge: func() error { return tooLarge(-1) }}
 	}
-	u, err := s.receive(ctx, body, src.Size, Checksums{}, inline(src), withMD5 || sums.MD5 != nil)
+	u, err := s.receive(ctx, body, src.Size, Checksums{}, inline, withMD5 || sums.MD5 != nil)
 	if err != nil {
-		return nil, upload{}, err
+		return upload{}, err
 	}
 	if u.Obj != "" && u.Len == 0 {
 		// An empty source of unknown length: no object to refer to.
@@ -88,9 +97,9 @@ func (s *Service) fetchUpload(ctx context.Context, fetch Fetch, r *ByteRange, li
 	}
 	if err := compareSourceSums(u.sums, sums); err != nil {
 		s.discard(&u)
-		return nil, upload{}, err
+		return upload{}, err
 	}
-	return src, u, nil
+	return u, nil
 }
 
 // capped passes on at most left bytes of r; a byte more is tooLarge's error.
@@ -122,23 +131,38 @@ func (c *capped) Read(p []byte) (int, error) {
 // upload's. The destination's lease and conditions are judged before the fetch and again at
 // commit.
 func (s *Service) replaceFromRemote(ctx context.Context, dst Path, fetch Fetch, limit int64, tooLarge func(int64) error, sums Checksums,
-	leaseID string, cond Conditions, scope string, pr Protection,
-	build func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error) (Blob, error) {
-	judge := func() error {
+	leaseID string, cond Conditions, scope string, pr Protection, build buildFromRemote) (Blob, error) {
+	src, u, err := s.fetchUpload(ctx, fetch, nil, limit, tooLarge, sums, true, blockSource, s.judgeDestination(ctx, dst, leaseID, cond))
+	if err != nil {
+		return Blob{}, err
+	}
+	return s.commitRemote(ctx, dst, src, &u, leaseID, cond, scope, pr, build)
+}
+
+// buildFromRemote makes the record of a copy of src received as u (next.Size is u.Len).
+type buildFromRemote func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error
+
+// judgeDestination is the check of a copy's destination dst before its source is read.
+func (s *Service) judgeDestination(ctx context.Context, dst Path, leaseID string, cond Conditions) func() error {
+	return func() error {
 		st, err := s.loadBlob(ctx, dst)
 		if err != nil {
 			return err
 		}
 		return s.checkCopyDestination(&st, leaseID, cond, s.Now())
 	}
-	blockSource := func(src *RemoteSource) bool { return src.Type == "" || src.Type == BlockBlob }
-	src, u, err := s.fetchUpload(ctx, fetch, nil, limit, tooLarge, sums, true, blockSource, judge)
-	if err != nil {
-		return Blob{}, err
-	}
+}
+
+// blockSource tells the sources whose small copies are kept inline: those that are not Azure
+// page or append blobs.
+func blockSource(src *RemoteSource) bool { return src.Type == "" || src.Type == BlockBlob }
+
+// commitRemote replaces dst with the copy of src received as u, judging the destination
+// again; u's object is discarded if the commit is refused.
+func (s *Service) commitRemote(ctx context.Context, dst Path, src *RemoteSource, u *upload, leaseID string, cond Conditions, scope string, pr Protection, build buildFromRemote) (Blob, error) {
 	var out Blob
-	err = s.update(ctx, func() ([]store.Mutation, error) {
-		if err := s.fresh(&u); err != nil {
+	err := s.update(ctx, func() ([]store.Mutation, error) {
+		if err := s.fresh(u); err != nil {
 			return nil, err
 		}
 		st, err := s.loadBlob(ctx, dst)
@@ -150,30 +174,45 @@ func (s *Service) replaceFromRemote(ctx context.Context, dst Path, fetch Fetch, 
 			return nil, err
 		}
 		next := blobRecord{Size: u.Len}
-		if err := build(src, &u, &next, now); err != nil {
+		if err := build(src, u, &next, now); err != nil {
 			return nil, err
 		}
-		if next.Type == BlockBlob && u.Obj == "" {
-			next.data = u.data
-		} else {
-			next.Content = randomID()
-			if u.Obj != "" && next.Type != PageBlob {
-				next.Pieces = 1
-			}
-		}
+		holdUpload(&next, u)
 		var b batch
 		if err := s.replaceWith(ctx, dst, &st, &next, cond, scope, pr, now, &b); err != nil {
 			return nil, err
 		}
-		if u.Obj != "" {
-			b.add(putExtent(next.Content, extent{End: u.Len, piece: u.piece}, next.ETag)...)
-		}
+		addUploadExtent(&b, &next, u)
 		st.b = next
 		out = st.public(dst, now)
 		return b.m, nil
 	})
-	s.discardUnless(err, &u)
+	s.discardUnless(err, u)
 	return out, err
+}
+
+// holdUpload makes next, a new blob of u.Len bytes, hold u's bytes: inline for a small
+// block blob, else as content of its own, whose one extent addUploadExtent writes once next
+// has its ETag.
+func holdUpload(next *blobRecord, u *upload) {
+	if next.Type == BlockBlob && u.Obj == "" {
+		next.data, next.Content, next.Pieces = u.data, "", 0
+		return
+	}
+	next.data = nil
+	if next.Content == "" {
+		next.Content = randomID()
+	}
+	if u.Obj != "" && next.Type != PageBlob {
+		next.Pieces = 1
+	}
+}
+
+// addUploadExtent adds to b the extent of next's content that u's object is.
+func addUploadExtent(b *batch, next *blobRecord, u *upload) {
+	if u.Obj != "" {
+		b.add(putExtent(next.Content, extent{End: u.Len, piece: u.piece}, next.ETag)...)
+	}
 }
 
 // remoteType is the type a copy of src with n bytes takes: the source's, when it is an Azure

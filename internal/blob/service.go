@@ -119,6 +119,13 @@ type Service struct {
 	// restorable (containersoftdelete.go); nil or 0 for none.
 	ContainerRetention func(account string) int
 
+	// CopyWait is how long Copy Blob waits for the bytes of a source on another server before
+	// it answers pending and goes on copying after the answer (pending.go).
+	CopyWait time.Duration
+
+	// copies are the pending copies this process is doing.
+	copies copyJobs
+
 	// lastTicks makes the versions and ETags this process hands out strictly increasing.
 	lastTicks atomic.Int64
 
@@ -143,6 +150,7 @@ func New(st store.Store, objects store.Objects) *Service {
 		Grace:          10 * time.Minute,
 		OrphanGrace:    24 * time.Hour,
 		RehydrateAfter: DefaultRehydrateAfter,
+		CopyWait:       DefaultCopyWait,
 	}
 	if _, exclusive := st.(store.Exclusive); exclusive {
 		s.containers = newContainerCache()

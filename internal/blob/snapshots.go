@@ -262,7 +262,7 @@ func (s *Service) DeleteBlob(ctx context.Context, p Path, snapshots DeleteSnapsh
 			}
 			return b.m, nil
 		}
-		if err := s.checkWriteAccess(&st, leaseID, cond, modify, now); err != nil {
+		if err := s.checkWriteAccess(&st, leaseID, cond, remove, now); err != nil {
 			return nil, err
 		}
 		if err := cond.checkTierTime(st.public(p, now).AccessTierChanged); err != nil {

@@ -321,7 +321,13 @@ func setBlobHeaders(h http.Header, b *blob.Blob) {
 		h["x-ms-copy-source"] = v.one(c.Source)
 		h["x-ms-copy-status"] = v.one(c.Status)
 		h["x-ms-copy-progress"] = v.one(c.Progress)
-		h["x-ms-copy-completion-time"] = httpTime(c.CompletionTime)
+		if !c.CompletionTime.IsZero() {
+			// Absent while the copy is pending.
+			h["x-ms-copy-completion-time"] = httpTime(c.CompletionTime)
+		}
+		if c.Description != "" {
+			h["x-ms-copy-status-description"] = v.one(c.Description)
+		}
 	}
 	if b.IncrementalCopy {
 		h["x-ms-incremental-copy"] = trueValue

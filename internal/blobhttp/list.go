@@ -138,7 +138,10 @@ func writeListedBlob(w *xmlWriter, b *blob.Blob, inc map[string]bool) {
 		w.elem("CopyStatus", c.Status)
 		w.elem("CopySource", c.Source)
 		w.elem("CopyProgress", c.Progress)
-		w.elem("CopyCompletionTime", c.CompletionTime.Format(http.TimeFormat))
+		if !c.CompletionTime.IsZero() {
+			w.elem("CopyCompletionTime", c.CompletionTime.Format(http.TimeFormat))
+		}
+		w.optional("CopyStatusDescription", c.Description)
 	}
 
 	w.elem("ServerEncrypted", "true")

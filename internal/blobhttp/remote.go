@@ -66,17 +66,17 @@ type fetchNote struct {
 }
 
 // noteFetch adds to the request's log line the copy source it fetched from another server, if
-// any, and the bytes read (copy_source, fetched_bytes).
+// any, and the bytes read by the time it was answered (copy_source, fetched_bytes).
 func (rq *request) noteFetch() {
 	if rq.fetched == nil {
 		return
 	}
 	n := rq.fetched.bytes.Load()
 	rq.NoteAttrs(slog.String("copy_source", rq.fetched.source), slog.Int64("fetched_bytes", n))
-	metrics.CopySourceBytes.Add(float64(n))
 }
 
-// countedBody counts the bytes read through it into n.
+// countedBody counts the bytes read through it into n and the copy-source bytes metric: a
+// pending copy goes on reading after its request's log line.
 type countedBody struct {
 	io.ReadCloser
 	n *atomic.Int64
@@ -85,5 +85,6 @@ type countedBody struct {
 func (b *countedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n.Add(int64(n))
+	metrics.CopySourceBytes.Add(float64(n))
 	return n, err
 }
