@@ -30,7 +30,7 @@ import (
 // operations, blocks staged, tags, and deletion (which ends the copy).
 //
 // Only the running fetch lives in memory, so any front-end over the store may abort a copy
-// another one is doing: every copyBeat the process doing it writes its progress and the time
+// another one is doing: every copyBeat (2 s) the process doing it writes its progress and the time
 // (CopyState.Beat) into the blob, and stops when the blob no longer names the copy as pending
 // (aborted, deleted, or replaced). A pending copy whose last beat is older than copyStale lost
 // its process (a crash, a stop) and reports failed, and writes to its blob go through again.
@@ -44,8 +44,9 @@ const (
 	copyStale = time.Minute
 )
 
-// copyBeat is how often a pending copy writes its progress (a variable for the tests).
-var copyBeat = 10 * time.Second
+// copyBeat is how often a pending copy writes its progress, a small record: often enough for
+// a client polling the blob to see it move (a variable for the tests).
+var copyBeat = 2 * time.Second
 
 // DefaultCopyWait is CopyWait unless the server says otherwise: well within the time any
 // client waits for an answer (the .NET SDK's network timeout is 100 s).

@@ -384,8 +384,19 @@ func (w *responseRecorder) WriteHeader(code int) {
 	}
 	if w.status == 0 && code >= 200 {
 		w.status = code
+		w.dateNow()
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// dateNow makes the Date header Begin set the time the response begins, as Azure's is: a
+// request that took seconds (an upload, a copy) would otherwise answer a Date before its own
+// Last-Modified.
+func (w *responseRecorder) dateNow() {
+	h := w.Header()
+	if _, ok := h["Date"]; ok {
+		h["Date"] = dateValue(time.Now())
+	}
 }
 
 func (w *responseRecorder) Write(p []byte) (int, error) {
@@ -394,6 +405,7 @@ func (w *responseRecorder) Write(p []byte) (int, error) {
 	}
 	if w.status == 0 {
 		w.status = http.StatusOK
+		w.dateNow()
 	}
 	if w.conn != nil && w.bytes == 0 && len(p) > 0 && len(p) <= maxHeld && w.declaresLength(len(p)) {
 		return w.writeWhole(p)
@@ -452,6 +464,7 @@ func (w *responseRecorder) ReadFrom(src io.Reader) (int64, error) {
 	}
 	if w.status == 0 {
 		w.status = http.StatusOK
+		w.dateNow()
 	}
 	var n int64
 	var err error
