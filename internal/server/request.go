@@ -46,13 +46,19 @@ type Request struct {
 }
 
 // Begin starts rq for the request r answered through w: it sets ID and Query and the headers
-// every response carries (x-ms-request-id, x-ms-version — the client's, else defaultVersion —,
+// every response carries (x-ms-request-id, x-ms-version — the client's, else its SAS's sv,
+// else defaultVersion —,
 // Date, Server, and the client's x-ms-client-request-id when it is one Azure would echo).
 func Begin(rq *Request, w http.ResponseWriter, r *http.Request, defaultVersion string) {
 	rq.W, rq.R, rq.ID, rq.Query = w, r, uuid.New(), r.URL.Query()
 	rq.rec = recordOf(w)
 	rq.rec.requestID = rq.ID
 	rq.Version = r.Header.Get("X-Ms-Version")
+	if rq.Version == "" && rq.Query.Has("sig") && CheckVersion(rq.Query.Get("sv")) == nil {
+		// A request with a shared access signature and no x-ms-version runs at the
+		// signature's version (sv), as Azure's do: a SAS URL opened in a browser.
+		rq.Version = rq.Query.Get("sv")
+	}
 	h := w.Header()
 	// The x-ms- names are written as Azure writes them, lower case, hence the direct map
 	// assignments (Set would canonicalise them).
