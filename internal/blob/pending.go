@@ -95,19 +95,21 @@ type copyJobs struct {
 	running sync.WaitGroup
 }
 
-// start notes the copy id, cancelled by cancel; once the jobs are stopped, it is cancelled
-// at once.
-func (j *copyJobs) start(id string, cancel context.CancelFunc) {
+// start notes the copy id, cancelled by cancel, and reports whether it did: once the jobs
+// are stopped, the copy is cancelled at once instead (and done must not be called).
+func (j *copyJobs) start(id string, cancel context.CancelFunc) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.running.Add(1)
 	if j.stopped {
 		cancel()
+		return false
 	}
+	j.running.Add(1)
 	if j.cancels == nil {
 		j.cancels = make(map[string]context.CancelFunc)
 	}
 	j.cancels[id] = cancel
+	return true
 }
 
 func (j *copyJobs) done(id string) {
@@ -223,9 +225,11 @@ func (s *Service) copyFromRemote(ctx context.Context, dst Path, fetch Fetch, lim
 		return Blob{}, err
 	}
 	id := out.Copy.ID
-	s.copies.start(id, cancel)
+	noted := s.copies.start(id, cancel)
 	go func() {
-		defer s.copies.done(id)
+		if noted {
+			defer s.copies.done(id)
+		}
 		defer cancel()
 		s.followPending(job, dst, id, src, body, arrived, cancel, build)
 	}()
@@ -360,6 +364,7 @@ func (s *Service) completePending(dst Path, id string, src *RemoteSource, u *upl
 		}
 		next := st.b
 		next.Type, next.Size, next.Props, next.Sealed, next.Blocks = copied.Type, copied.Size, copied.Props, copied.Sealed, copied.Blocks
+		next.Lease = st.b.Lease.afterWrite(now)
 		next.Copy = &CopyState{ID: id, Source: st.b.Copy.Source, Status: copySuccess, Progress: fmt.Sprintf("%d/%d", u.Len, u.Len), CompletionTime: now.UTC()}
 		holdUpload(&next, u)
 		s.touchBlob(&next)
