@@ -239,34 +239,16 @@ func (s *Service) copyFromRemote(ctx context.Context, dst Path, fetch Fetch, lim
 // startPending replaces dst with the pending copy of src: no bytes, the type, properties,
 // metadata, tags and tier the copy will have, judging the destination again.
 func (s *Service) startPending(ctx context.Context, dst Path, src *RemoteSource, leaseID string, cond Conditions, scope string, pr Protection, build buildFromRemote) (Blob, error) {
-	var out Blob
-	err := s.update(ctx, func() ([]store.Mutation, error) {
-		st, err := s.loadBlob(ctx, dst)
-		if err != nil {
-			return nil, err
-		}
-		now := s.Now()
-		if err := s.checkCopyDestination(&st, leaseID, cond, now); err != nil {
-			return nil, err
-		}
-		none := upload{data: []byte{}}
-		next := blobRecord{}
-		if err := build(src, &none, &next, now); err != nil {
-			return nil, err
+	none := upload{data: []byte{}}
+	return s.commitRemote(ctx, dst, src, &none, leaseID, cond, scope, pr, func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error {
+		if err := build(src, u, next, now); err != nil {
+			return err
 		}
 		next.Type, next.Props.ContentMD5 = remoteType(src, max(src.Size, 0)), nil
 		next.Copy.Status, next.Copy.Progress = copyPending, fmt.Sprintf("0/%d", max(src.Size, 0))
 		next.Copy.CompletionTime, next.Copy.Beat = time.Time{}, now
-		holdUpload(&next, &none)
-		var b batch
-		if err := s.replaceWith(ctx, dst, &st, &next, cond, scope, pr, now, &b); err != nil {
-			return nil, err
-		}
-		st.b = next
-		out = st.public(dst, now)
-		return b.m, nil
+		return nil
 	})
-	return out, err
 }
 
 // followPending waits for the bytes of the pending copy id into dst, beating meanwhile, and
