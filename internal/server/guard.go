@@ -88,6 +88,48 @@ type azureConn struct {
 	tls *tls.ConnectionState
 	// names follows what is read, for the metadata names' case (rawnames.go).
 	names metaNameScanner
+	// reason, when set, replaces net/http's reason phrase in the next status line written
+	// (setReason).
+	reason string
+}
+
+// setReason makes the status line of the response about to be written say reason instead
+// of net/http's standard phrase, as Azure's Blob and Queue services answer their errors
+// ("HTTP/1.1 404 The specified blob does not exist."): the .NET SDK puts that phrase in its
+// exceptions' "Status: 404 (…)" line and the Python SDK in "Operation returned an invalid
+// status '…'". Only the visible ASCII of its first line is kept.
+func (c *azureConn) setReason(reason string) {
+	reason, _, _ = strings.Cut(reason, "\n")
+	b := make([]byte, 0, min(len(reason), maxReason))
+	for i := 0; i < len(reason) && len(b) < maxReason; i++ {
+		switch ch := reason[i]; {
+		case ch == ' ' || ch == '\t' || ch > ' ' && ch < 0x7f:
+			b = append(b, ch)
+		default:
+			b = append(b, '?')
+		}
+	}
+	c.reason = strings.TrimSpace(string(b))
+}
+
+// maxReason bounds a reason phrase: Azure's messages are a sentence.
+const maxReason = 512
+
+// withReason is p, the start of a response, with reason as its status line's phrase; false
+// when p does not start with a whole HTTP/1.1 status line.
+func withReason(p []byte, reason string) ([]byte, bool) {
+	const codeEnd = len("HTTP/1.1 200")
+	if len(p) <= codeEnd || string(p[:len("HTTP/1.1 ")]) != "HTTP/1.1 " || p[codeEnd] != ' ' {
+		return nil, false
+	}
+	end := bytes.Index(p, []byte("\r\n"))
+	if end < 0 {
+		return nil, false
+	}
+	q := make([]byte, 0, len(p)-end+codeEnd+1+len(reason))
+	q = append(q, p[:codeEnd+1]...)
+	q = append(q, reason...)
+	return append(q, p[end:]...), true
 }
 
 func (c *azureConn) Read(p []byte) (int, error) {
@@ -125,7 +167,7 @@ func (c *azureConn) hold() { c.holding = true }
 
 // drop ends holding and forgets what was held.
 func (c *azureConn) drop() {
-	c.holding = false
+	c.holding, c.reason = false, ""
 	c.returnHeld()
 }
 
@@ -155,6 +197,20 @@ func (c *azureConn) returnHeld() {
 const plainErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
 func (c *azureConn) Write(p []byte) (int, error) {
+	if c.reason != "" {
+		q, ok := withReason(p, c.reason)
+		c.reason = ""
+		if ok {
+			if _, err := c.write(q); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
+	return c.write(p)
+}
+
+func (c *azureConn) write(p []byte) (int, error) {
 	if c.holding {
 		if c.held == nil {
 			c.held = heldBuffers.Get().(*[]byte)

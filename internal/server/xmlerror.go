@@ -75,6 +75,9 @@ func WriteXMLError(rq *Request, err error, log *slog.Logger) {
 		h[k] = v
 	}
 	h["x-ms-error-code"] = []string{string(e.Code)}
+	if rw, ok := rq.W.(*responseRecorder); ok && rw.conn != nil && !rw.discard && rq.R.ProtoMajor == 1 {
+		rw.conn.setReason(e.Message)
+	}
 	if rq.R.Method == http.MethodHead {
 		h["Content-Length"] = []string{"0"}
 		rq.W.WriteHeader(e.Status)
