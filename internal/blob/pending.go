@@ -340,7 +340,7 @@ func (s *Service) completePending(dst Path, id string, src *RemoteSource, u *upl
 			return nil, errNotPending
 		}
 		now := s.Now()
-		copied := blobRecord{Size: u.Len}
+		copied := blobRecord{Size: copySize(src, u)}
 		if err := build(src, u, &copied, now); err != nil {
 			return nil, err
 		}
@@ -356,7 +356,7 @@ func (s *Service) completePending(dst Path, id string, src *RemoteSource, u *upl
 		}
 		var b batch
 		b.add(m...)
-		addUploadExtent(&b, &next, u)
+		addUploadExtent(&b, &next, u, src)
 		return b.m, nil
 	})
 }

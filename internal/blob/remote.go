@@ -35,6 +35,19 @@ type RemoteSource struct {
 	// append blob.
 	Sealed bool
 	Blocks int
+	// Pages, when not nil, are the written ranges of a page blob of BlobSize bytes: Body then
+	// yields their bytes alone, one range after the other (Size in all), and the copy's other
+	// pages are empty.
+	Pages    []ByteRange
+	BlobSize int64
+}
+
+// copySize is the size of the blob a copy of src received as u makes.
+func copySize(src *RemoteSource, u *upload) int64 {
+	if src.Pages != nil {
+		return src.BlobSize
+	}
+	return u.Len
 }
 
 // Fetch reads a copy source on another server: the bytes of r (nil: all of them). Its errors
@@ -173,7 +186,7 @@ func (s *Service) commitRemote(ctx context.Context, dst Path, src *RemoteSource,
 		if err := s.checkCopyDestination(&st, leaseID, cond, now); err != nil {
 			return nil, err
 		}
-		next := blobRecord{Size: u.Len}
+		next := blobRecord{Size: copySize(src, u)}
 		if err := build(src, u, &next, now); err != nil {
 			return nil, err
 		}
@@ -182,7 +195,7 @@ func (s *Service) commitRemote(ctx context.Context, dst Path, src *RemoteSource,
 		if err := s.replaceWith(ctx, dst, &st, &next, cond, scope, pr, now, &b); err != nil {
 			return nil, err
 		}
-		addUploadExtent(&b, &next, u)
+		addUploadExtent(&b, &next, u, src)
 		st.b = next
 		out = st.public(dst, now)
 		return b.m, nil
@@ -208,16 +221,30 @@ func holdUpload(next *blobRecord, u *upload) {
 	}
 }
 
-// addUploadExtent adds to b the extent of next's content that u's object is.
-func addUploadExtent(b *batch, next *blobRecord, u *upload) {
-	if u.Obj != "" {
+// addUploadExtent adds to b the extent of next's content that u's object is, or for a page
+// blob of src's written ranges, one extent for each range, in the object one after the other.
+func addUploadExtent(b *batch, next *blobRecord, u *upload, src *RemoteSource) {
+	if u.Obj == "" {
+		return
+	}
+	if src.Pages == nil {
 		b.add(putExtent(next.Content, extent{End: u.Len, piece: u.piece}, next.ETag)...)
+		return
+	}
+	var off int64
+	for _, r := range src.Pages {
+		n := r.End - r.Start + 1
+		b.add(putExtent(next.Content, extent{End: r.End + 1, piece: u.piece.slice(off, n)}, next.ETag)...)
+		off += n
 	}
 }
 
 // remoteType is the type a copy of src with n bytes takes: the source's, when it is an Azure
 // page blob (whole pages) or append blob, else a block blob.
 func remoteType(src *RemoteSource, n int64) BlobType {
+	if src.Pages != nil {
+		return PageBlob
+	}
 	switch {
 	case src.Type == PageBlob && n%PageSize == 0, src.Type == AppendBlob:
 		return src.Type
@@ -233,7 +260,7 @@ func remoteProperties(src *RemoteSource, u *upload) ContentProperties {
 	if p.ContentType == "" {
 		p.ContentType = defaultContentType
 	}
-	if p.ContentMD5 == nil {
+	if p.ContentMD5 == nil && src.Pages == nil {
 		p.ContentMD5 = u.sums.MD5
 	}
 	return p

@@ -2,7 +2,7 @@
 // x-ms-copy-source that is not one of its own blobs (another account's host, Azurite, another
 // Tabula, any public HTTP(S) object), for Copy Blob and the *From URL operations.
 //
-// Contract: Fetch makes one GET and returns either the source's bytes and what its answer
+// Contract: Fetch makes one GET (more for Request.Sparse, sparse.go) and returns either the source's bytes and what its answer
 // says of them (a blob.RemoteSource, whose Body the caller closes) or an *azerr.Error that is
 // the copy's answer — the same one Azure gives, as far as it is known:
 //
@@ -98,13 +98,31 @@ type Request struct {
 	// conditions do; otherwise, as for the *From URL operations, it is CannotVerifyCopySource
 	// with the source's status.
 	ConditionsFailAsSource bool
+	// Sparse, for a whole source (Range nil), reads only the written pages of an Azure page
+	// blob (sparse.go): Copy Blob's, which keeps the pages that were never written empty.
+	Sparse bool
 }
 
 // Fetch GETs the source of rq. See the package comment for what it returns.
 func (c *Client) Fetch(ctx context.Context, rq Request) (*blob.RemoteSource, error) {
+	src, resp, err := c.get(ctx, rq)
+	if err != nil || !rq.Sparse || rq.Range != nil || resp.StatusCode != http.StatusOK || src.Type != blob.PageBlob || src.Size <= 0 {
+		return src, err
+	}
+	// A page blob: its written pages alone (sparse.go).
+	src.Body.Close()
+	if sparse, ok := c.fetchSparse(ctx, rq); ok {
+		return sparse, nil
+	}
+	src, _, err = c.get(ctx, rq)
+	return src, err
+}
+
+// get GETs the source of rq, returning its answer too (whose body src reads).
+func (c *Client) get(ctx context.Context, rq Request) (*blob.RemoteSource, *http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rq.URL.String(), nil)
 	if err != nil {
-		return nil, unreachable(rq.URL, err)
+		return nil, nil, unreachable(rq.URL, err)
 	}
 	for k, v := range rq.Header {
 		req.Header[k] = v
@@ -122,14 +140,14 @@ func (c *Client) Fetch(ctx context.Context, rq Request) (*blob.RemoteSource, err
 	}}))
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, unreachable(rq.URL, err)
+		return nil, nil, unreachable(rq.URL, err)
 	}
 	src, err := c.answer(rq, resp, conn)
 	if err != nil {
 		resp.Body.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return src, nil
+	return src, resp, nil
 }
 
 // answer makes the source's answer a RemoteSource, or the copy's error.

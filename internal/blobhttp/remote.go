@@ -33,7 +33,7 @@ var sourceHeaders = []struct{ from, to string }{
 // the request's x-ms-version, whatever the source: an Azure server without a tell-tale host
 // name (Azurite, another Tabula, a public container) then answers in that version's shape,
 // and other servers ignore it. asCopyBlob makes unmet source conditions 412
-// SourceConditionNotMet, as Copy Blob's are.
+// SourceConditionNotMet, as Copy Blob's are, and copies only the written pages of a page blob.
 func (s *Server) remoteSource(rq *request, u *url.URL, asCopyBlob bool) blob.Fetch {
 	version := rq.Version
 	if version == "" {
@@ -50,7 +50,7 @@ func (s *Server) remoteSource(rq *request, u *url.URL, asCopyBlob bool) blob.Fet
 		note := &fetchNote{source: source}
 		rq.fetched = note
 		metrics.CopySourceFetches.Inc()
-		src, err := s.Fetcher.Fetch(ctx, blobfetch.Request{URL: u, Range: r, Header: h, ConditionsFailAsSource: asCopyBlob})
+		src, err := s.Fetcher.Fetch(ctx, blobfetch.Request{URL: u, Range: r, Header: h, ConditionsFailAsSource: asCopyBlob, Sparse: asCopyBlob})
 		if err != nil {
 			return nil, err
 		}
