@@ -17,8 +17,9 @@ import (
 // GET blobfetch makes, and the service calls it once it has judged the destination.
 
 // sourceHeaders maps a copy request's headers about its source to the GET's: the source
-// conditions, the source's lease, and x-ms-copy-source-authorization, the bearer token the
-// source takes as its Authorization.
+// conditions, the source's lease, x-ms-copy-source-authorization, the bearer token the
+// source takes as its Authorization, and the customer-provided key the source was written
+// with (x-ms-source-encryption-*).
 var sourceHeaders = []struct{ from, to string }{
 	{"x-ms-source-if-match", "If-Match"},
 	{"x-ms-source-if-none-match", "If-None-Match"},
@@ -27,6 +28,9 @@ var sourceHeaders = []struct{ from, to string }{
 	{"x-ms-source-if-tags", "x-ms-if-tags"},
 	{"x-ms-source-lease-id", "x-ms-lease-id"},
 	{"x-ms-copy-source-authorization", "Authorization"},
+	{"x-ms-source-encryption-key", "x-ms-encryption-key"},
+	{"x-ms-source-encryption-key-sha256", "x-ms-encryption-key-sha256"},
+	{"x-ms-source-encryption-algorithm", "x-ms-encryption-algorithm"},
 }
 
 // remoteSource is the Fetch of u, a copy source on another server, for rq. The GET carries

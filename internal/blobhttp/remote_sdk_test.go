@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -345,6 +348,34 @@ func TestCopiesFromUnreachableSourcesJudgeTheDestinationFirst(t *testing.T) {
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && !strings.Contains(re.Error(), "127.0.0.1:1") {
 			t.Fatalf("the error does not say what failed: %v", err)
+		}
+	})
+}
+
+// A source on another server written with a customer-provided key is read with the key the
+// copy names (x-ms-source-encryption-*, sent on as the GET's x-ms-encryption-*), and refused
+// without it.
+func TestASourceOnAnotherServerIsReadWithItsCustomerKey(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		srcEnv := sourceServer(t)
+		key := bytes.Repeat([]byte{7}, 32)
+		sum := sha256.Sum256(key)
+		keyed := &blob.CPKInfo{EncryptionKey: to.Ptr(base64.StdEncoding.EncodeToString(key)),
+			EncryptionKeySHA256: to.Ptr(base64.StdEncoding.EncodeToString(sum[:])), EncryptionAlgorithm: to.Ptr(blob.EncryptionAlgorithmTypeAES256)}
+		src := srcEnv.container("keyed").NewBlockBlobClient("secret")
+		if _, err := src.Upload(ctx, streaming.NopCloser(strings.NewReader("only with the key")), &blockblob.UploadOptions{CPKInfo: keyed}); err != nil {
+			t.Fatal(err)
+		}
+		dst := e.container("copies").NewBlockBlobClient("secret")
+		_, err := dst.UploadBlobFromURL(ctx, readableURL(t, src), nil)
+		wantSourceRefused(t, err, 409, "BlobUsesCustomerSpecifiedEncryption")
+		source := &blob.SourceCPKInfo{SourceEncryptionKey: keyed.EncryptionKey, SourceEncryptionKeySHA256: keyed.EncryptionKeySHA256, SourceEncryptionAlgorithm: keyed.EncryptionAlgorithm}
+		if _, err := dst.UploadBlobFromURL(ctx, readableURL(t, src), &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: source}); err != nil {
+			t.Fatalf("Put Blob From URL with the source's key: %v", err)
+		}
+		if got := read(t, dst); string(got) != "only with the key" {
+			t.Fatalf("the copy holds %q", got)
 		}
 	})
 }
