@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 
 	"github.com/tabula-dev/tabula/internal/blob"
 )
@@ -121,38 +122,35 @@ func (c *Client) fetchSparse(ctx context.Context, rq Request) (_ *blob.RemoteSou
 	return src, true
 }
 
-// rangesBody reads ranges of url one GET after the other.
+// rangesBody reads ranges of url one GET after the other. Close may come from another
+// goroutine while a Read waits (a copy aborted): it closes the range being read, which ends
+// that Read.
 type rangesBody struct {
 	c      *Client
 	ctx    context.Context
 	url    *url.URL
 	header http.Header
+
+	mu     sync.Mutex
 	ranges []blob.ByteRange
 	cur    io.ReadCloser
+	closed bool
 }
 
 func (b *rangesBody) Read(p []byte) (int, error) {
 	for {
-		if b.cur == nil {
-			if len(b.ranges) == 0 {
-				return 0, io.EOF
-			}
-			r := b.ranges[0]
-			b.ranges = b.ranges[1:]
-			src, err := b.c.Fetch(b.ctx, Request{URL: b.url, Range: &r, Header: b.header})
-			if err != nil {
-				return 0, err
-			}
-			if src.Size != r.End-r.Start+1 {
-				src.Body.Close()
-				return 0, failed("asked %s for bytes %d-%d, it answered %d bytes.", Where(b.url), r.Start, r.End, src.Size)
-			}
-			b.cur = src.Body
+		cur, err := b.current()
+		if cur == nil || err != nil {
+			return 0, err
 		}
-		n, err := b.cur.Read(p)
+		n, err := cur.Read(p)
 		if err == io.EOF {
-			b.cur.Close()
-			b.cur = nil
+			b.mu.Lock()
+			if b.cur == cur {
+				b.cur = nil
+			}
+			b.mu.Unlock()
+			cur.Close()
 			if n == 0 {
 				continue
 			}
@@ -162,8 +160,37 @@ func (b *rangesBody) Read(p []byte) (int, error) {
 	}
 }
 
+// current is the range being read, opening the next one when none is; nil at the end.
+func (b *rangesBody) current() (io.ReadCloser, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, failed("the copy of %s was stopped.", Where(b.url))
+	}
+	if b.cur != nil {
+		return b.cur, nil
+	}
+	if len(b.ranges) == 0 {
+		return nil, io.EOF
+	}
+	r := b.ranges[0]
+	b.ranges = b.ranges[1:]
+	src, err := b.c.Fetch(b.ctx, Request{URL: b.url, Range: &r, Header: b.header})
+	if err != nil {
+		return nil, err
+	}
+	if src.Size != r.End-r.Start+1 {
+		src.Body.Close()
+		return nil, failed("asked %s for bytes %d-%d, it answered %d bytes.", Where(b.url), r.Start, r.End, src.Size)
+	}
+	b.cur = src.Body
+	return b.cur, nil
+}
+
 func (b *rangesBody) Close() error {
-	b.ranges = nil
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed, b.ranges = true, nil
 	if b.cur != nil {
 		err := b.cur.Close()
 		b.cur = nil
