@@ -517,6 +517,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	blobs.ContainerRetention = containerRetention
 	blobs.Premium = premium
 	blobs.Immutable = immutable
+	blobs.CopyEnded = func(e blob.CopyEnd) { logCopyEnd(log, e) }
 	defer stopCopies(blobs)
 	queues := queue.New(st, queue.Options{})
 	blobHandler, queueHandler := blobhttp.New(blobs, authn, log), queuehttp.New(queues, authn, log)
@@ -710,6 +711,18 @@ func closeStore(st store.Store, log *slog.Logger) {
 	case <-time.After(storeCloseTimeout):
 		log.Error("the store did not close in time; exiting without waiting for it", "waited", storeCloseTimeout)
 	}
+}
+
+// logCopyEnd writes the line of a pending copy that ended after its request was answered:
+// INFO when it succeeded, WARN when it failed (a source that broke off is not Tabula's
+// failure, but the copy's owner should hear of it).
+func logCopyEnd(log *slog.Logger, e blob.CopyEnd) {
+	attrs := []any{"service", "blob", "account", e.Path.Account, "resource", e.Path.Container + "/" + e.Path.Name, "copy_id", e.ID, "copy_status", e.Status}
+	if e.Status == "success" {
+		log.Info("copy ended", append(attrs, "bytes", e.Bytes)...)
+		return
+	}
+	log.Warn("copy ended", append(attrs, "copy_status_description", e.Description)...)
 }
 
 // copyStopTimeout bounds the wait at shutdown for the pending copies to record that they

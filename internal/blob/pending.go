@@ -311,6 +311,7 @@ func (s *Service) endPending(dst Path, id string, src *RemoteSource, r received,
 	if r.err == nil {
 		r.err = s.completePending(dst, id, src, &r.u, build)
 		if r.err == nil {
+			s.copyEnded(CopyEnd{Path: dst, ID: id, Status: copySuccess, Bytes: r.u.Len})
 			return
 		}
 		s.discard(&r.u)
@@ -319,9 +320,26 @@ func (s *Service) endPending(dst Path, id string, src *RemoteSource, r received,
 		}
 	}
 	description := describeFailure(r.err, stopped)
-	s.changePending(dst, id, func(c *CopyState, now time.Time) {
+	if s.changePending(dst, id, func(c *CopyState, now time.Time) {
 		c.Status, c.Description, c.CompletionTime = copyFailed, description, now
-	})
+	}) {
+		s.copyEnded(CopyEnd{Path: dst, ID: id, Status: copyFailed, Description: description})
+	}
+}
+
+// CopyEnd is how a pending copy ended, for CopyEnded.
+type CopyEnd struct {
+	Path Path
+	ID   string
+	// Status is success or failed, with Description saying why; Bytes were copied.
+	Status, Description string
+	Bytes               int64
+}
+
+func (s *Service) copyEnded(e CopyEnd) {
+	if s.CopyEnded != nil {
+		s.CopyEnded(e)
+	}
 }
 
 // completePending gives the pending copy id into dst the bytes received as u.

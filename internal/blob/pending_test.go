@@ -81,6 +81,8 @@ func (e *env) settledCopy(name string) Blob {
 // have all arrived.
 func TestACopyOutlastingItsAnswerIsPending(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
+		ended := make(chan CopyEnd, 1)
+		e.s.CopyEnded = func(c CopyEnd) { ended <- c }
 		body := data(inlineLimit+3000, 7)
 		src := newSlowSource(int64(len(body)))
 		e.putBlob("dst", []byte("before"))
@@ -109,6 +111,9 @@ func TestACopyOutlastingItsAnswerIsPending(t *testing.T) {
 		}
 		if !bytes.Equal(e.read(path("dst")), body) {
 			t.Fatal("the copy done reads other bytes")
+		}
+		if c := <-ended; c.ID != started.Copy.ID || c.Status != "success" || c.Bytes != int64(len(body)) || c.Path != path("dst") {
+			t.Fatalf("the copy's end was heard as %+v", c)
 		}
 	})
 }
@@ -182,6 +187,8 @@ func TestAPendingCopyStopsWhenItsBlobGoes(t *testing.T) {
 // keeps no bytes and the description says why.
 func TestAPendingCopyThatFails(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
+		ended := make(chan CopyEnd, 2)
+		e.s.CopyEnded = func(c CopyEnd) { ended <- c }
 		src := newSlowSource(5000)
 		e.startSlowCopy("cut", src)
 		src.w.Write(make([]byte, 100))
@@ -189,6 +196,9 @@ func TestAPendingCopyThatFails(t *testing.T) {
 		got := e.settledCopy("cut")
 		if got.Copy.Status != "failed" || got.Size != 0 || !strings.HasPrefix(got.Copy.Description, `500 InternalError "`) || !strings.Contains(got.Copy.Description, "connection reset") {
 			t.Fatalf("a copy cut short: %+v", got.Copy)
+		}
+		if c := <-ended; c.Status != "failed" || c.Description != got.Copy.Description {
+			t.Fatalf("the failed copy's end was heard as %+v", c)
 		}
 
 		body := data(3000, 1)

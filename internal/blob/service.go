@@ -123,6 +123,10 @@ type Service struct {
 	// it answers pending and goes on copying after the answer (pending.go).
 	CopyWait time.Duration
 
+	// CopyEnded, when not nil, hears of each pending copy this process ended, success or
+	// failed (the request that started it was answered long before): for the server's log.
+	CopyEnded func(CopyEnd)
+
 	// copies are the pending copies this process is doing.
 	copies copyJobs
 
