@@ -30,10 +30,11 @@ import (
 // operations, blocks staged, tags, and deletion (which ends the copy).
 //
 // Only the running fetch lives in memory, so any front-end over the store may abort a copy
-// another one is doing: every copyBeat (2 s) the process doing it writes its progress and the time
-// (CopyState.Beat) into the blob, and stops when the blob no longer names the copy as pending
-// (aborted, deleted, or replaced). A pending copy whose last beat is older than copyStale lost
-// its process (a crash, a stop) and reports failed, and writes to its blob go through again.
+// another one is doing: every copyBeat (2 s) the process doing it writes its progress and the
+// time (CopyState.Beat) into the blob, and stops when the blob no longer names the copy as
+// pending (aborted, deleted, or replaced). A pending copy whose last beat is older than
+// copyStale lost its process (a crash, a stop) and reports failed, and writes to its blob go
+// through again. Front-ends judge the beat by their own clocks, as they do leases.
 
 const (
 	copyPending = "pending"
