@@ -54,6 +54,25 @@ type SourceOptions struct {
 	// LeaseID, Conditions and CustomerKey are for Fetch to send with its GET; the service does
 	// not judge them.
 	Fetch Fetch
+	// FetchTags, with Fetch, reads the source's tags (Get Blob Tags), for a copy that takes
+	// them (x-ms-copy-source-tag-option: COPY); its errors are the copy's answer.
+	FetchTags func(ctx context.Context) (Tags, error)
+}
+
+// withTags is fetch, reading the source's tags into tags first when copyTags says the copy
+// takes them: after the destination is judged, before the bytes.
+func (o SourceOptions) withTags(copyTags bool, tags *Tags) Fetch {
+	if !copyTags || o.FetchTags == nil {
+		return o.Fetch
+	}
+	return func(ctx context.Context, r *ByteRange) (*RemoteSource, error) {
+		t, err := o.FetchTags(ctx)
+		if err != nil {
+			return nil, err
+		}
+		*tags = t
+		return o.Fetch(ctx, r)
+	}
 }
 
 // loadSource reads a copy's source (of dst's account or another) for a copy into dst: a
@@ -233,9 +252,9 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		limit, tooLarge := int64(maxBlockBlobSize), func(n int64) error {
 			return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source is larger than a blob can be (%d bytes).", int64(maxBlockBlobSize))
 		}
+		var srcTags Tags
+		fetch := o.Source.withTags(o.CopyTags, &srcTags)
 		build := func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error {
-			// Not the source's tags: reading them is another request (Get Blob Tags), which a
-			// read SAS does not allow.
 			next.Type, next.Props, next.Metadata = remoteType(src, u.Len), remoteProperties(src, u), src.Metadata
 			if next.Type == AppendBlob {
 				next.Sealed = src.Sealed
@@ -243,13 +262,13 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 					next.Blocks = min(max(src.Blocks, 1), MaxAppendBlocks)
 				}
 			}
-			return finish(next, nil, now)
+			return finish(next, srcTags, now)
 		}
 		sums := Checksums{MD5: o.SourceMD5}
 		if o.Sync {
-			return s.replaceFromRemote(ctx, dst, o.Source.Fetch, MaxSyncCopySize, errSyncCopyTooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, build)
+			return s.replaceFromRemote(ctx, dst, fetch, MaxSyncCopySize, errSyncCopyTooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, build)
 		}
-		return s.copyFromRemote(ctx, dst, o.Source.Fetch, limit, tooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, build)
+		return s.copyFromRemote(ctx, dst, fetch, limit, tooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, build)
 	}
 	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		if o.Sync && srcSt.b.Size > MaxSyncCopySize {
@@ -469,9 +488,10 @@ func (s *Service) PutBlobFromURL(ctx context.Context, dst, src Path, o PutBlobFr
 	}
 	sums := Checksums{MD5: o.SourceMD5, CRC64: o.Source.CRC64}
 	if o.Source.Fetch != nil {
-		return s.replaceFromRemote(ctx, dst, o.Source.Fetch, MaxPutBlobSize, tooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection,
+		var srcTags Tags
+		return s.replaceFromRemote(ctx, dst, o.Source.withTags(o.CopyTags, &srcTags), MaxPutBlobSize, tooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection,
 			func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error {
-				finish(next, remoteProperties(src, u), nil, now)
+				finish(next, remoteProperties(src, u), srcTags, now)
 				return nil
 			})
 	}

@@ -324,6 +324,9 @@ func (s *Server) copyBlob(rq *request) error {
 		EncryptionScope: requestScope(rq), Sync: sync,
 	}
 	o.Source.Refused, o.Source.Fetch = refused, fetch
+	if fetch != nil {
+		o.Source.FetchTags = s.remoteTags(rq)
+	}
 	if o.Tags, err = tags(h); err != nil {
 		return err
 	}
@@ -395,6 +398,9 @@ func (s *Server) putBlobFromURL(rq *request) error {
 		return err
 	}
 	o.Source.Refused, o.Source.Fetch = refused, fetch
+	if fetch != nil {
+		o.Source.FetchTags = s.remoteTags(rq)
+	}
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}

@@ -39,16 +39,7 @@ var sourceHeaders = []struct{ from, to string }{
 // and other servers ignore it. asCopyBlob makes unmet source conditions 412
 // SourceConditionNotMet, as Copy Blob's are, and copies only the written pages of a page blob.
 func (s *Server) remoteSource(rq *request, u *url.URL, asCopyBlob bool) blob.Fetch {
-	version := rq.Version
-	if version == "" {
-		version = defaultVersion
-	}
-	h := http.Header{"X-Ms-Version": {version}, "User-Agent": {"Tabula (copy source)"}}
-	for _, m := range sourceHeaders {
-		if v := rq.R.Header.Get(m.from); v != "" {
-			h.Set(m.to, v)
-		}
-	}
+	h := sourceRequestHeader(rq)
 	source := blobfetch.Where(u)
 	return func(ctx context.Context, r *blob.ByteRange) (*blob.RemoteSource, error) {
 		note := &fetchNote{source: source}
@@ -60,6 +51,35 @@ func (s *Server) remoteSource(rq *request, u *url.URL, asCopyBlob bool) blob.Fet
 		}
 		src.Body = &countedBody{ReadCloser: src.Body, n: &note.bytes}
 		return src, nil
+	}
+}
+
+// sourceRequestHeader is the header of the requests made of rq's copy source on another
+// server: rq's x-ms-version and the source headers mapped by sourceHeaders.
+func sourceRequestHeader(rq *request) http.Header {
+	version := rq.Version
+	if version == "" {
+		version = defaultVersion
+	}
+	h := http.Header{"X-Ms-Version": {version}, "User-Agent": {"Tabula (copy source)"}}
+	for _, m := range sourceHeaders {
+		if v := rq.R.Header.Get(m.from); v != "" {
+			h.Set(m.to, v)
+		}
+	}
+	return h
+}
+
+// remoteTags reads the tags of rq's copy source on another server, for a copy that takes
+// them (x-ms-copy-source-tag-option: COPY).
+func (s *Server) remoteTags(rq *request) func(ctx context.Context) (blob.Tags, error) {
+	u, err := url.Parse(rq.R.Header.Get("x-ms-copy-source"))
+	h := sourceRequestHeader(rq)
+	return func(ctx context.Context) (blob.Tags, error) {
+		if err != nil {
+			return nil, err // copySource refused such a URL before
+		}
+		return s.Fetcher.Tags(ctx, blobfetch.Request{URL: u, Header: h})
 	}
 }
 

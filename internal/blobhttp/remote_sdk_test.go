@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
@@ -21,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
 	"github.com/tabula-dev/tabula/internal/store/pebble"
 )
@@ -376,6 +378,42 @@ func TestASourceOnAnotherServerIsReadWithItsCustomerKey(t *testing.T) {
 		}
 		if got := read(t, dst); string(got) != "only with the key" {
 			t.Fatalf("the copy holds %q", got)
+		}
+	})
+}
+
+// Put Blob From URL with x-ms-copy-source-tag-option COPY from another server reads the
+// source's tags (Get Blob Tags with the source URL's SAS, which must allow 't'); a SAS that
+// does not is the source's refusal.
+func TestASourceOnAnotherServerGivesItsTags(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		srcEnv := sourceServer(t)
+		src := srcEnv.container("tagged").NewBlockBlobClient("doc")
+		if _, err := src.Upload(ctx, streaming.NopCloser(strings.NewReader("tagged bytes")), &blockblob.UploadOptions{Tags: map[string]string{"project": "x", "stage": "final"}}); err != nil {
+			t.Fatal(err)
+		}
+		withTags, err := src.GetSASURL(sas.BlobPermissions{Read: true, Tag: true}, time.Now().Add(time.Hour), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := e.container("copies").NewBlockBlobClient("doc")
+		copyTags := &blockblob.UploadBlobFromURLOptions{CopySourceTags: to.Ptr(blockblob.BlobCopySourceTagsCopy)}
+		_, err = dst.UploadBlobFromURL(ctx, readableURL(t, src), copyTags)
+		wantSourceRefused(t, err, 403, "AuthorizationPermissionMismatch")
+		if _, err := dst.UploadBlobFromURL(ctx, withTags, copyTags); err != nil {
+			t.Fatal(err)
+		}
+		got, err := dst.GetTags(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags := map[string]string{}
+		for _, tag := range got.BlobTagSet {
+			tags[*tag.Key] = *tag.Value
+		}
+		if len(tags) != 2 || tags["project"] != "x" || tags["stage"] != "final" || string(read(t, dst)) != "tagged bytes" {
+			t.Fatalf("the copy's tags: %v", tags)
 		}
 	})
 }
