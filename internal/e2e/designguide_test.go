@@ -44,6 +44,27 @@ type guidedServer struct {
 	statuses *statusCounter
 }
 
+// listenServices binds the Table, Blob and Queue services over one in-memory store to
+// loopback listeners, as the tabula command does, with a log that goes nowhere.
+func listenServices(t *testing.T) *server.Group {
+	t.Helper()
+	st, err := pebble.Open("", pebble.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	accounts := auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	g, err := server.Listen(server.Limits{}, quiet,
+		server.Endpoint{Name: "table", Addr: "127.0.0.1:0", Handler: tablehttp.New(table.New(st), accounts, quiet), ErrorBody: tablehttp.ErrorBody},
+		server.Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: blobhttp.New(blob.New(st, st), accounts, quiet), ErrorBody: blobhttp.ErrorBody},
+		server.Endpoint{Name: "queue", Addr: "127.0.0.1:0", Handler: queuehttp.New(queue.New(st, queue.Options{}), accounts, quiet), ErrorBody: queuehttp.ErrorBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // serveUntilCleanup serves g, as the tabula command does, until the test ends.
 func serveUntilCleanup(t *testing.T, g *server.Group) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os/exec"
@@ -17,14 +15,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-
-	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/blob"
-	"github.com/tabula-dev/tabula/internal/blobhttp"
-	"github.com/tabula-dev/tabula/internal/queue"
-	"github.com/tabula-dev/tabula/internal/queuehttp"
-	"github.com/tabula-dev/tabula/internal/server"
-	"github.com/tabula-dev/tabula/internal/store/pebble"
 )
 
 // TestMetadataNamesKeepTheirCase: Azure returns a metadata name in the case the client set it
@@ -34,19 +24,7 @@ import (
 // so this test serves the Blob and Queue services as the tabula command does. It also signs
 // names the SDKs sort differently ('_' against digits) with the Go and Python SDKs.
 func TestMetadataNamesKeepTheirCase(t *testing.T) {
-	st, err := pebble.Open("", pebble.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	accounts := auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()})
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := server.Listen(server.Limits{}, log,
-		server.Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: blobhttp.New(blob.New(st, st), accounts, log), ErrorBody: blobhttp.ErrorBody},
-		server.Endpoint{Name: "queue", Addr: "127.0.0.1:0", Handler: queuehttp.New(queue.New(st, queue.Options{}), accounts, log), ErrorBody: queuehttp.ErrorBody})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := listenServices(t)
 	serveUntilCleanup(t, g)
 	blobAddr, queueAddr := g.Addr("blob").String(), g.Addr("queue").String()
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -13,16 +12,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-
-	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/blob"
-	"github.com/tabula-dev/tabula/internal/blobhttp"
-	"github.com/tabula-dev/tabula/internal/queue"
-	"github.com/tabula-dev/tabula/internal/queuehttp"
-	"github.com/tabula-dev/tabula/internal/server"
-	"github.com/tabula-dev/tabula/internal/store/pebble"
-	"github.com/tabula-dev/tabula/internal/table"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
 )
 
 // The Blob and Queue services answer an error with its message as the status line's reason
@@ -31,20 +20,7 @@ import (
 // an invalid status '…'") show; the Table service keeps the standard phrases, as Azure's does.
 // The next response on the connection has its own.
 func TestErrorStatusLinesCarryTheMessage(t *testing.T) {
-	st, err := pebble.Open("", pebble.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	accounts := auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()})
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := server.Listen(server.Limits{}, log,
-		server.Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: blobhttp.New(blob.New(st, st), accounts, log), ErrorBody: blobhttp.ErrorBody},
-		server.Endpoint{Name: "queue", Addr: "127.0.0.1:0", Handler: queuehttp.New(queue.New(st, queue.Options{}), accounts, log), ErrorBody: queuehttp.ErrorBody},
-		server.Endpoint{Name: "table", Addr: "127.0.0.1:0", Handler: tablehttp.New(table.New(st), accounts, log), ErrorBody: tablehttp.ErrorBody})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := listenServices(t)
 	serveUntilCleanup(t, g)
 	blobURL := "http://" + g.Addr("blob").String() + "/devstoreaccount1"
 

@@ -14,16 +14,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/tabula-dev/tabula/internal/auth"
-	"github.com/tabula-dev/tabula/internal/blob"
-	"github.com/tabula-dev/tabula/internal/blobhttp"
 	"github.com/tabula-dev/tabula/internal/metrics"
-	"github.com/tabula-dev/tabula/internal/queue"
-	"github.com/tabula-dev/tabula/internal/queuehttp"
 	"github.com/tabula-dev/tabula/internal/server"
-	"github.com/tabula-dev/tabula/internal/store/pebble"
-	"github.com/tabula-dev/tabula/internal/table"
-	"github.com/tabula-dev/tabula/internal/tablehttp"
 )
 
 // TestRequestLogLinesNameWhatWasAskedEvenWhenRefused: every request's line names its
@@ -31,20 +23,7 @@ import (
 // a request refused by authentication the operation it asked for, with the reason it was sent
 // (auth_detail), and it is counted under that operation.
 func TestRequestLogLinesNameWhatWasAskedEvenWhenRefused(t *testing.T) {
-	st, err := pebble.Open("", pebble.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	authn := auth.NewAuthenticator([]auth.Account{auth.DevelopmentAccount()})
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := server.Listen(server.Limits{}, quiet,
-		server.Endpoint{Name: "table", Addr: "127.0.0.1:0", Handler: tablehttp.New(table.New(st), authn, quiet), ErrorBody: tablehttp.ErrorBody},
-		server.Endpoint{Name: "blob", Addr: "127.0.0.1:0", Handler: blobhttp.New(blob.New(st, st), authn, quiet), ErrorBody: blobhttp.ErrorBody},
-		server.Endpoint{Name: "queue", Addr: "127.0.0.1:0", Handler: queuehttp.New(queue.New(st, queue.Options{}), authn, quiet), ErrorBody: queuehttp.ErrorBody})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := listenServices(t)
 	var logged lockedBuffer
 	g.Log = &server.RequestLog{Logger: slog.New(slog.NewJSONHandler(&logged, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
