@@ -315,10 +315,12 @@ func (s *Service) endPending(dst Path, id string, src *RemoteSource, r received,
 			s.copyEnded(CopyEnd{Path: dst, ID: id, Status: copySuccess, Bytes: r.u.Len})
 			return
 		}
-		s.discard(&r.u)
 		if errors.Is(r.err, errNotPending) {
+			s.discard(&r.u)
 			return
 		}
+		// A store failure may leave the commit's outcome unknown: SweepOrphans decides then.
+		s.discardUnless(r.err, &r.u)
 	}
 	description := describeFailure(r.err, stopped)
 	if s.changePending(dst, id, func(c *CopyState, now time.Time) {

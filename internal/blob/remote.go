@@ -152,7 +152,8 @@ func (s *Service) replaceFromRemote(ctx context.Context, dst Path, fetch Fetch, 
 	return s.commitRemote(ctx, dst, src, &u, leaseID, cond, scope, pr, build)
 }
 
-// buildFromRemote makes the record of a copy of src received as u (next.Size is u.Len).
+// buildFromRemote makes the record of a copy of src received as u (next.Size is the copy's
+// size, copySize).
 type buildFromRemote func(src *RemoteSource, u *upload, next *blobRecord, now time.Time) error
 
 // judgeDestination is the check of a copy's destination dst before its source is read.

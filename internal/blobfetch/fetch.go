@@ -2,9 +2,10 @@
 // x-ms-copy-source that is not one of its own blobs (another account's host, Azurite, another
 // Tabula, any public HTTP(S) object), for Copy Blob and the *From URL operations.
 //
-// Contract: Fetch makes one GET (more for Request.Sparse, sparse.go) and returns either the source's bytes and what its answer
-// says of them (a blob.RemoteSource, whose Body the caller closes) or an *azerr.Error that is
-// the copy's answer — the same one Azure gives, as far as it is known:
+// Contract: Fetch makes one GET (more for Request.Sparse, sparse.go) and returns either the
+// source's bytes and what its answer says of them (a blob.RemoteSource, whose Body the caller
+// closes) or an *azerr.Error that is the copy's answer — the same one Azure gives, as far as
+// it is known:
 //
 //   - the source answers 304, 4xx or 5xx: CannotVerifyCopySource with the source's status,
 //     and x-ms-copy-source-status-code, x-ms-copy-source-error-code (the source's

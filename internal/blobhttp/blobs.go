@@ -130,6 +130,7 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, blob.Fetch, e
 		if s.Fetcher == nil {
 			return blob.Path{}, nil, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not on this server (%s), which fetches no copy source from other servers (--fetch-copy-sources).", blobfetch.Where(u), rq.R.Host)
 		}
+		rq.sourceTags = s.remoteTags(rq, u)
 		return blob.Path{}, s.remoteSource(rq, u, !fetched), nil
 	}
 	p, err := s.localSource(rq, u, fetched)
@@ -323,10 +324,7 @@ func (s *Server) copyBlob(rq *request) error {
 		Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, ""),
 		EncryptionScope: requestScope(rq), Sync: sync,
 	}
-	o.Source.Refused, o.Source.Fetch = refused, fetch
-	if fetch != nil {
-		o.Source.FetchTags = s.remoteTags(rq)
-	}
+	o.Source.Refused, o.Source.Fetch, o.Source.FetchTags = refused, fetch, rq.sourceTags
 	if o.Tags, err = tags(h); err != nil {
 		return err
 	}
@@ -397,10 +395,7 @@ func (s *Server) putBlobFromURL(rq *request) error {
 	if o.Source, err = s.fetchedSource(h); err != nil {
 		return err
 	}
-	o.Source.Refused, o.Source.Fetch = refused, fetch
-	if fetch != nil {
-		o.Source.FetchTags = s.remoteTags(rq)
-	}
+	o.Source.Refused, o.Source.Fetch, o.Source.FetchTags = refused, fetch, rq.sourceTags
 	if o.SourceMD5, err = base64Header(h, "x-ms-source-content-md5", azerr.InvalidMD5); err != nil {
 		return err
 	}

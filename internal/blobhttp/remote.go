@@ -70,15 +70,11 @@ func sourceRequestHeader(rq *request) http.Header {
 	return h
 }
 
-// remoteTags reads the tags of rq's copy source on another server, for a copy that takes
+// remoteTags reads the tags of u, rq's copy source on another server, for a copy that takes
 // them (x-ms-copy-source-tag-option: COPY).
-func (s *Server) remoteTags(rq *request) func(ctx context.Context) (blob.Tags, error) {
-	u, err := url.Parse(rq.R.Header.Get("x-ms-copy-source"))
+func (s *Server) remoteTags(rq *request, u *url.URL) func(ctx context.Context) (blob.Tags, error) {
 	h := sourceRequestHeader(rq)
 	return func(ctx context.Context) (blob.Tags, error) {
-		if err != nil {
-			return nil, err // copySource refused such a URL before
-		}
 		return s.Fetcher.Tags(ctx, blobfetch.Request{URL: u, Header: h})
 	}
 }

@@ -55,6 +55,9 @@ type request struct {
 	container, blob string
 	// fetched is the copy source on another server the request read, nil for none.
 	fetched *fetchNote
+	// sourceTags reads the tags of the request's copy source on another server (nil for
+	// none), for a copy that takes them.
+	sourceTags func(ctx context.Context) (blob.Tags, error)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
