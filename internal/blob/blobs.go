@@ -59,6 +59,9 @@ type CopyState struct {
 	// Beat is when the process doing a pending copy last said it was at it: a pending copy
 	// whose beat is older than copyStale has lost its process, and reports failed.
 	Beat time.Time `json:"beat,omitzero"`
+	// Rehydrating marks the copy of an archived source, which no process does: it is pending
+	// until its blob's rehydration is done (blobRecord.settle), and has no beat.
+	Rehydrating bool `json:"rehydrating,omitempty"`
 }
 
 // Tags are a blob's index tags, key to value.
@@ -220,19 +223,31 @@ func decodeBlob(rec *store.Record) (blobRecord, error) {
 	return b, nil
 }
 
-// rehydration is an Archive blob's move to an online tier: asked for by Set Blob Tier, done
-// at Done (Service.RehydrateAfter later). Until then the blob stays in Archive.
+// rehydration is an Archive blob's move to an online tier: asked for by Set Blob Tier, or by
+// a Copy Blob of an archived source (copy.go), done at Done (Service.RehydrateAfter later).
+// Until then the blob stays in Archive.
 type rehydration struct {
 	To       string `json:"to"`
 	Priority string `json:"priority"`
 	Done     int64  `json:"done"` // Unix nanoseconds
+	// CopyID names the copy that rehydrates the blob, "" for Set Blob Tier: that copy stays
+	// pending until Done, and completes with the rehydration.
+	CopyID string `json:"copy,omitempty"`
 }
 
 // settle completes a rehydration whose time has come: the blob is then in its new tier,
-// changed at the time the rehydration was done.
+// changed at the time the rehydration was done, and the copy that rehydrated it succeeded
+// then. Blobs are settled as they are read, so a write stores the settled blob.
 func (b *blobRecord) settle(now time.Time) {
-	if r := b.Rehydrate; r != nil && now.UnixNano() >= r.Done {
-		b.Tier, b.TierChanged, b.Rehydrate = r.To, r.Done, nil
+	r := b.Rehydrate
+	if r == nil || now.UnixNano() < r.Done {
+		return
+	}
+	b.Tier, b.TierChanged, b.Rehydrate = r.To, r.Done, nil
+	if c := b.Copy; c != nil && c.Status == copyPending && c.ID == r.CopyID {
+		done := *c
+		done.Status, done.CompletionTime, done.Progress = copySuccess, time.Unix(0, r.Done).UTC(), fmt.Sprintf("%d/%d", b.Size, b.Size)
+		b.Copy = &done
 	}
 }
 
@@ -398,6 +413,7 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 	if st.b, err = decodeBlob(st.rec); err != nil {
 		return st, err
 	}
+	st.b.settle(s.Now())
 	if st.b.Deleted == 0 && st.key.Row == rowBase {
 		st.readTags = st.b.Tags
 	}
@@ -748,7 +764,9 @@ type SetTierOptions struct {
 // (409 BlobArchived); moving it to an online tier is a rehydration, which leaves it in Archive
 // (archive status rehydrate-pending-to-…) for RehydrateAfter, and reports rehydrating: the
 // real service answers 202 Accepted. A blob being rehydrated cannot be sent to another
-// online tier (409 BlobBeingRehydrated); sending it back to Archive ends the rehydration.
+// online tier (409 BlobBeingRehydrated); asking again for its tier may raise the priority to
+// High; sending it back to Archive ends a rehydration Set Blob Tier began (one a copy began
+// is 409 BlobBeingRehydrated).
 func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (rehydrating bool, err error) {
 	canonical, ok := accessTiers[strings.ToLower(o.Tier)]
 	premiumTier, _, isPageTier := pageTier(o.Tier)
@@ -760,15 +778,9 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-access-tier"}, {Name: "HeaderValue", Value: o.Tier}}
 		return false, e
 	}
-	priority := "Standard"
-	switch strings.ToLower(o.Priority) {
-	case "", "standard":
-	case "high":
-		priority = "High"
-	default:
-		e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-rehydrate-priority %q is not Standard or High.", o.Priority)
-		e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-rehydrate-priority"}, {Name: "HeaderValue", Value: o.Priority}}
-		return false, e
+	priority, err := rehydratePriority(o.Priority)
+	if err != nil {
+		return false, err
 	}
 	err = s.update(ctx, func() ([]store.Mutation, error) {
 		rehydrating = false
@@ -801,10 +813,20 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 			return nil, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Access tiers apply to block blobs, and to the page blobs of premium accounts.")
 		}
 		st.b.settle(now)
-		switch {
-		case st.b.Rehydrate != nil && canonical != "Archive":
+		switch r := st.b.Rehydrate; {
+		case r != nil && canonical == r.To:
+			// Asking again for the same tier may raise the priority, never lower it (Azure's
+			// "Rehydrate an archived blob to an online tier": Standard to High while pending).
+			if priority == "High" && r.Priority != "High" {
+				raised := *r
+				raised.Priority = priority
+				st.b.Rehydrate = &raised
+			}
+			rehydrating = true
+		case r != nil && (canonical != "Archive" || r.CopyID != ""):
+			// A copy's rehydration ends only with its copy (Abort Copy Blob).
 			return nil, azerr.New(azerr.BlobBeingRehydrated)
-		case st.b.Rehydrate != nil:
+		case r != nil:
 			st.b.Rehydrate = nil
 		case st.b.Tier == "Archive" && canonical != "Archive" && st.key.Row != rowBase:
 			// A snapshot in Archive stays there (the REST reference's Set Blob Tier;
@@ -820,6 +842,20 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 		return m, err
 	})
 	return rehydrating, err
+}
+
+// rehydratePriority is the canonical x-ms-rehydrate-priority of a move out of Archive:
+// Standard (also when none is given) or High, in any case.
+func rehydratePriority(v string) (string, error) {
+	switch strings.ToLower(v) {
+	case "", "standard":
+		return "Standard", nil
+	case "high":
+		return "High", nil
+	}
+	e := azerr.Newf(azerr.InvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format. x-ms-rehydrate-priority %q is not Standard or High.", v)
+	e.Details = []azerr.Detail{{Name: "HeaderName", Value: "x-ms-rehydrate-priority"}, {Name: "HeaderValue", Value: v}}
+	return "", e
 }
 
 // ValidateTags applies Azure's index tag rules: at most 10 tags, keys of 1–128 and values of

@@ -57,6 +57,11 @@ type SourceOptions struct {
 	// FetchTags, with Fetch, reads the source's tags (Get Blob Tags), for a copy that takes
 	// them (x-ms-copy-source-tag-option: COPY); its errors are the copy's answer.
 	FetchTags func(ctx context.Context) (Tags, error)
+
+	// rehydrates says the copy may read an archived source: an asynchronous Copy Blob, which
+	// rehydrates it into an online tier. Every other copy of an archived source is 409
+	// BlobArchived, as reading it is.
+	rehydrates bool
 }
 
 // withTags is fetch, reading the source's tags into tags first when copyTags says the copy
@@ -125,8 +130,15 @@ func (s *Service) loadSource(ctx context.Context, dst, src Path, o SourceOptions
 	}
 	tagless := o.Conditions
 	tagless.IfTags = ""
-	err = tagless.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), nil, modify, azerr.SourceConditionNotMet)
-	return st, err
+	if err := tagless.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), nil, modify, azerr.SourceConditionNotMet); err != nil {
+		return blobState{}, err
+	}
+	// AzCopy's users see Azure answer this to Put Blob From URL and Put Block From URL of
+	// an archived source (azure-storage-azcopy#1663, #2382).
+	if !o.rehydrates && st.b.archived(s.Now()) {
+		return blobState{}, azerr.Newf(azerr.BlobArchived, "This operation is not permitted on an archived blob. The copy source is in the Archive tier: only Copy Blob (asynchronous) into an online tier reads it, rehydrating it.")
+	}
+	return st, nil
 }
 
 // checkCopyDestination applies a copy's destination lease and conditions: unmet ones are
@@ -184,6 +196,10 @@ type CopyOptions struct {
 	// Sync is Copy Blob From URL (x-ms-requires-sync): a source over MaxSyncCopySize is 409
 	// CannotVerifyCopySource.
 	Sync bool
+	// RehydratePriority is x-ms-rehydrate-priority, Standard or High (any case, "" for
+	// Standard): how fast the copy of an archived source rehydrates, which here changes
+	// nothing but what the destination reports.
+	RehydratePriority string
 }
 
 // CopyBlob copies src (a blob or snapshot of dst's account, or the source o.Source.Fetch
@@ -191,7 +207,8 @@ type CopyOptions struct {
 // nil). A copy of a source on another server is a block blob unless the source says it is an
 // Azure page or append blob, whose type it then takes, its bytes one extent (every page then
 // counts as written; an append blob keeps the source's committed block count). It completes
-// before returning: the result's Copy says success. dst keeps its creation time and held
+// before returning (the result's Copy says success) unless the source is on another server
+// and slow (pending.go) or archived (rehydratingCopy). dst keeps its creation time and held
 // lease (whose id the request must carry); If-None-Match: * on an existing dst is 409
 // BlobAlreadyExists.
 func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (Blob, error) {
@@ -213,6 +230,10 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		// recorded test_blob_tier_copy_blob).
 		tier, err = diskTier, nil
 	}
+	if err != nil {
+		return Blob{}, err
+	}
+	priority, err := rehydratePriority(o.RehydratePriority)
 	if err != nil {
 		return Blob{}, err
 	}
@@ -270,7 +291,15 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		}
 		return s.copyFromRemote(ctx, dst, fetch, limit, tooLarge, sums, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, build)
 	}
-	return s.copyInto(ctx, dst, src, o.Source, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
+	so := o.Source
+	so.rehydrates = !o.Sync
+	return s.copyInto(ctx, dst, src, so, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
+		archived := srcSt.b.archived(now)
+		if archived {
+			if err := canRehydrateInto(dst, src, tier); err != nil {
+				return blobRecord{}, err
+			}
+		}
 		if o.Sync && srcSt.b.Size > MaxSyncCopySize {
 			return blobRecord{}, errSyncCopyTooLarge(srcSt.b.Size)
 		}
@@ -283,8 +312,50 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 		if err != nil {
 			return next, err
 		}
-		return next, finish(&next, srcSt.b.Tags, now)
+		if err := finish(&next, srcSt.b.Tags, now); err != nil {
+			return next, err
+		}
+		if archived && s.RehydrateAfter > 0 {
+			s.rehydratingCopy(&next, priority, now)
+		}
+		return next, nil
 	})
+}
+
+// Copies of archived sources. An archived blob's bytes are offline: the only copy that reads
+// them is an asynchronous Copy Blob into an online tier under another name (Azure's "Blob
+// rehydration from the Archive tier"), which rehydrates them. Its destination is at once a
+// blob with the source's bytes, properties and metadata, but in the Archive tier, rehydrating
+// to the tier asked for (x-ms-archive-status rehydrate-pending-to-…, x-ms-rehydrate-priority)
+// and its copy pending; its bytes can be neither read nor written until the rehydration is
+// done, RehydrateAfter later, when the blob is in its tier and the copy succeeded. No process
+// does anything meanwhile: the blob's record says when it is done (blobRecord.settle). Abort
+// Copy Blob ends the copy and the rehydration, and leaves the blob without bytes. Every other
+// copy of an archived source (Copy Blob From URL, the *From URL operations) is 409
+// BlobArchived (loadSource).
+
+// canRehydrateInto refuses the copies of an archived source (src) into dst that Azure does
+// not make: into Archive or no tier (the Python SDK's users see 409 "This operation is not
+// permitted on an archived blob." for a copy without one, azure-sdk-for-python#29838), and
+// onto the source itself.
+func canRehydrateInto(dst, src Path, tier string) error {
+	switch {
+	case tier == "" || tier == "Archive":
+		return azerr.Newf(azerr.BlobArchived, "This operation is not permitted on an archived blob. A copy of an archived blob rehydrates it, and needs an online tier: x-ms-access-tier Hot, Cool or Cold.")
+	case dst.Account == src.Account && dst.Container == src.Container && dst.Name == src.Name && src.Snapshot == "" && src.VersionID == "":
+		return azerr.Newf(azerr.BlobArchived, "This operation is not permitted on an archived blob. A copy that rehydrates an archived blob must have another name than its source.")
+	}
+	return nil
+}
+
+// rehydratingCopy makes next, the copy of an archived source, rehydrate to the tier it was
+// given: it stays in Archive, its copy pending, until RehydrateAfter from now.
+func (s *Service) rehydratingCopy(next *blobRecord, priority string, now time.Time) {
+	next.Rehydrate = &rehydration{To: next.Tier, Priority: priority, Done: now.Add(s.RehydrateAfter).UnixNano(), CopyID: next.Copy.ID}
+	next.Tier = "Archive"
+	c := *next.Copy
+	c.Status, c.Progress, c.CompletionTime, c.Rehydrating = copyPending, fmt.Sprintf("0/%d", next.Size), time.Time{}, true
+	next.Copy = &c
 }
 
 func canonicalTier(tier string) (string, error) {
@@ -353,7 +424,11 @@ func (s *Service) replaceWith(ctx context.Context, dst Path, st *blobState, next
 		return err
 	}
 	s.retireStaging(st, srec, staging, b)
-	next.Created, next.Lease, next.ETag, next.KeySHA, next.Rehydrate = now.UnixNano(), lease{}, 0, cond.customerKey(), nil
+	next.Created, next.Lease, next.ETag, next.KeySHA = now.UnixNano(), lease{}, 0, cond.customerKey()
+	if r := next.Rehydrate; r == nil || next.Copy == nil || r.CopyID != next.Copy.ID {
+		// The source's rehydration is not the copy's; only a copy's own is kept.
+		next.Rehydrate = nil
+	}
 	if next.Scope, err = st.scopeFor(scope); err != nil {
 		return err
 	}
@@ -409,7 +484,19 @@ func (s *Service) AbortCopy(ctx context.Context, p Path, copyID, leaseID string)
 		done := *c
 		done.Status, done.CompletionTime, done.Beat = copyAborted, now.UTC(), time.Time{}
 		st.b.Copy, aborted = &done, c.ID
-		return s.put(&st, &st.b)
+		var b batch
+		if r := st.b.Rehydrate; c.Rehydrating && r != nil {
+			// The rehydrating copy of an archived source had its bytes all along: they go,
+			// with the rehydration.
+			retireContent(&st.b, &b, s.nextTicks(0))
+			st.b.Content, st.b.data, st.b.Size, st.b.Pieces, st.b.Blocks, st.b.IDLen = "", nil, 0, 0, 0, 0
+			st.b.Props.ContentMD5, st.b.Rehydrate = nil, nil
+			st.b.Tier, st.b.TierChanged = r.To, now.UnixNano()
+			s.touchBlob(&st.b)
+		}
+		m, err := s.put(&st, &st.b)
+		b.add(m...)
+		return b.m, err
 	})
 	if err == nil {
 		s.copies.cancel(aborted)

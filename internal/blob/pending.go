@@ -55,7 +55,7 @@ const DefaultCopyWait = 5 * time.Second
 
 // pending reports whether c is a copy still going on at now.
 func (c *CopyState) pending(now time.Time) bool {
-	return c != nil && c.Status == copyPending && now.Sub(c.Beat) < copyStale
+	return c != nil && c.Status == copyPending && (c.Rehydrating || now.Sub(c.Beat) < copyStale)
 }
 
 // at is c as reported at now: a pending copy whose process stopped beating has failed.

@@ -322,7 +322,7 @@ func (s *Server) copyBlob(rq *request) error {
 	o := blob.CopyOptions{
 		SourceURL: h.Get("x-ms-copy-source"), Source: s.sourceOptions(h),
 		Metadata: metadata(h), Tier: h.Get("x-ms-access-tier"), LeaseID: leaseID(h), Conditions: conditions(h, ""),
-		EncryptionScope: requestScope(rq), Sync: sync,
+		EncryptionScope: requestScope(rq), Sync: sync, RehydratePriority: h.Get("x-ms-rehydrate-priority"),
 	}
 	o.Source.Refused, o.Source.Fetch, o.Source.FetchTags = refused, fetch, rq.sourceTags
 	if o.Tags, err = tags(h); err != nil {

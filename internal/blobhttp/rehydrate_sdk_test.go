@@ -1,0 +1,176 @@
+package blobhttp_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+)
+
+// An archived blob's bytes are offline, also to copies: only an asynchronous Copy Blob into
+// an online tier under another name reads them, and its destination rehydrates (Azure's
+// "Blob rehydration from the Archive tier"). Every other copy is 409 BlobArchived.
+func TestACopyOfAnArchivedBlobRehydrates(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		var clock atomic.Int64
+		clock.Store(time.Now().UnixNano())
+		now := func() time.Time { return time.Unix(0, clock.Load()) }
+		e.svc.Now = now
+		c := e.container("archive")
+		data := bytes.Repeat([]byte("cold data "), 1000)
+		src := c.NewBlockBlobClient("src")
+		if _, err := src.UploadBuffer(ctx, data, &blockblob.UploadBufferOptions{Metadata: map[string]*string{"kept": to.Ptr("yes")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
+			t.Fatal(err)
+		}
+
+		// What Azure refuses.
+		dst := c.NewBlockBlobClient("dst")
+		_, err := dst.StartCopyFromURL(ctx, src.URL(), nil)
+		wantStatus(t, err, 409, "BlobArchived")
+		_, err = dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{Tier: to.Ptr(blob.AccessTierArchive)})
+		wantStatus(t, err, 409, "BlobArchived")
+		_, err = src.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{Tier: to.Ptr(blob.AccessTierHot)})
+		wantStatus(t, err, 409, "BlobArchived")
+		readable := readableURL(t, src)
+		_, err = dst.CopyFromURL(ctx, readable, &blob.CopyFromURLOptions{Tier: to.Ptr(blob.AccessTierHot)})
+		wantStatus(t, err, 409, "BlobArchived")
+		_, err = dst.UploadBlobFromURL(ctx, readable, nil)
+		wantStatus(t, err, 409, "BlobArchived")
+		_, err = dst.StageBlockFromURL(ctx, blockIDs(1)[0], readable, nil)
+		wantStatus(t, err, 409, "BlobArchived")
+		if _, err := dst.GetProperties(ctx, nil); err == nil {
+			t.Fatal("a refused copy left a destination")
+		}
+
+		// The copy into Cool: pending, its destination in Archive until rehydrated.
+		started, err := dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{Tier: to.Ptr(blob.AccessTierCool), RehydratePriority: to.Ptr(blob.RehydratePriorityHigh)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *started.CopyStatus != blob.CopyStatusTypePending {
+			t.Fatalf("copy status %s, want pending", *started.CopyStatus)
+		}
+		props, err := dst.GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *props.AccessTier != "Archive" || props.ArchiveStatus == nil || *props.ArchiveStatus != "rehydrate-pending-to-cool" || *props.RehydratePriority != "High" ||
+			*props.CopyStatus != blob.CopyStatusTypePending || *props.CopyProgress != fmt.Sprintf("0/%d", len(data)) || props.CopyCompletionTime != nil ||
+			*props.CopyID != *started.CopyID || *props.Metadata["Kept"] != "yes" {
+			t.Fatalf("while rehydrating: tier %v, archive status %v, priority %v, copy %v %v %v, metadata %v",
+				*props.AccessTier, props.ArchiveStatus, props.RehydratePriority, *props.CopyStatus, *props.CopyProgress, props.CopyCompletionTime, props.Metadata)
+		}
+		page, err := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Copy: true}, Prefix: to.Ptr("dst")}).NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if item := page.Segment.BlobItems[0].Properties; *item.ArchiveStatus != blob.ArchiveStatusRehydratePendingToCool || *item.CopyStatus != blob.CopyStatusTypePending {
+			t.Fatalf("listed while rehydrating: %v %v", *item.ArchiveStatus, *item.CopyStatus)
+		}
+		_, err = dst.DownloadStream(ctx, nil)
+		wantStatus(t, err, 409, "BlobArchived")
+		_, err = dst.Upload(ctx, streaming.NopCloser(bytes.NewReader([]byte("other"))), nil)
+		wantStatus(t, err, 409, "PendingCopyOperation")
+		_, err = dst.SetTier(ctx, blob.AccessTierHot, nil)
+		wantStatus(t, err, 409, "BlobBeingRehydrated")
+		_, err = dst.SetTier(ctx, blob.AccessTierArchive, nil)
+		wantStatus(t, err, 409, "BlobBeingRehydrated")
+
+		// RehydrateAfter later it is in Cool, with the bytes, and the copy succeeded then.
+		clock.Add(int64(e.svc.RehydrateAfter))
+		props, err = dst.GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *props.AccessTier != "Cool" || props.ArchiveStatus != nil || props.RehydratePriority != nil || *props.CopyStatus != blob.CopyStatusTypeSuccess ||
+			*props.CopyProgress != fmt.Sprintf("%d/%d", len(data), len(data)) || !props.CopyCompletionTime.Equal(now().Truncate(time.Second)) {
+			t.Fatalf("after the rehydration: tier %v, archive status %v, copy %v %v %v", *props.AccessTier, props.ArchiveStatus, *props.CopyStatus, *props.CopyProgress, props.CopyCompletionTime)
+		}
+		if got := readBlob(t, dst.BlobClient(), nil); !bytes.Equal(got, data) {
+			t.Fatalf("read %d bytes, want %d", len(got), len(data))
+		}
+		if _, err := dst.SetMetadata(ctx, map[string]*string{"a": to.Ptr("1")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		srcProps, err := src.GetProperties(ctx, nil)
+		if err != nil || *srcProps.AccessTier != "Archive" || srcProps.ArchiveStatus != nil {
+			t.Fatalf("the source after the copy: %v %v %v", srcProps.AccessTier, srcProps.ArchiveStatus, err)
+		}
+	})
+}
+
+// Abort Copy Blob ends a rehydrating copy: the blob is left without bytes, in the tier the
+// copy was going to, its metadata kept.
+func TestAbortingARehydratingCopy(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("archive")
+		src := c.NewBlockBlobClient("src")
+		if _, err := src.UploadBuffer(ctx, bytes.Repeat([]byte("x"), 5000), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
+			t.Fatal(err)
+		}
+		dst := c.NewBlockBlobClient("dst")
+		started, err := dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{Tier: to.Ptr(blob.AccessTierHot), Metadata: map[string]*string{"m": to.Ptr("v")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dst.AbortCopyFromURL(ctx, *started.CopyID, nil); err != nil {
+			t.Fatal(err)
+		}
+		props, err := dst.GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *props.CopyStatus != blob.CopyStatusTypeAborted || *props.ContentLength != 0 || *props.AccessTier != "Hot" || props.ArchiveStatus != nil || *props.Metadata["M"] != "v" {
+			t.Fatalf("after the abort: copy %v, %d bytes, tier %v, archive status %v, metadata %v", *props.CopyStatus, *props.ContentLength, *props.AccessTier, props.ArchiveStatus, props.Metadata)
+		}
+		if got := readBlob(t, dst.BlobClient(), nil); len(got) != 0 {
+			t.Fatalf("read %d bytes after the abort", len(got))
+		}
+		_, err = dst.AbortCopyFromURL(ctx, *started.CopyID, nil)
+		wantStatus(t, err, 409, "NoPendingCopyOperation")
+	})
+}
+
+// While a rehydration is pending, asking again for its tier with High raises its priority
+// (Azure's "Rehydrate an archived blob to an online tier"); Standard does not lower it.
+func TestARehydrationsPriorityCanBeRaised(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("archive")
+		b := c.NewBlockBlobClient("b")
+		if _, err := b.UploadBuffer(ctx, []byte("cold"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
+			t.Fatal(err)
+		}
+		r := newRaw(e)
+		for _, step := range []struct{ asked, want string }{{"Standard", "Standard"}, {"High", "High"}, {"Standard", "High"}} {
+			resp := r.do(http.MethodPut, "/archive/b?comp=tier", map[string]string{"x-ms-access-tier": "Hot", "x-ms-rehydrate-priority": step.asked}, nil)
+			if resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("Set Blob Tier Hot, %s: %d, want 202", step.asked, resp.StatusCode)
+			}
+			props, err := b.GetProperties(ctx, nil)
+			if err != nil || *props.RehydratePriority != step.want || *props.ArchiveStatus != "rehydrate-pending-to-hot" {
+				t.Fatalf("after asking %s: priority %v, status %v, %v", step.asked, props.RehydratePriority, props.ArchiveStatus, err)
+			}
+		}
+	})
+}
