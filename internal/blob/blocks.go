@@ -127,6 +127,11 @@ func (s *Service) stageBlock(ctx context.Context, p Path, id []byte, pieces []pi
 		if err := st.b.Lease.checkAccess(now, leaseID, true, blobLease); err != nil {
 			return nil, err
 		}
+		// AzCopy's users see Azure refuse blocks for an archived blob (azure-storage-azcopy#993:
+		// "409 This operation is not permitted on an archived blob.. When Staging block").
+		if st.b.archived(now) {
+			return nil, azerr.New(azerr.BlobArchived)
+		}
 	} else if leaseID != "" {
 		return nil, azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 	}

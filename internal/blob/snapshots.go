@@ -116,6 +116,11 @@ func (s *Service) SnapshotBlob(ctx context.Context, p Path, md Metadata, leaseID
 		if err := cond.checkCustomerKey(st.b.KeySHA); err != nil {
 			return nil, err
 		}
+		// "Taking a snapshot of an archived blob will fail" (the REST reference's Snapshot
+		// Blob), also while it is rehydrated.
+		if st.b.archived(now) {
+			return nil, azerr.New(azerr.BlobArchived)
+		}
 		if err := notIncrementalBase(&st); err != nil {
 			return nil, err
 		}

@@ -174,3 +174,37 @@ func TestARehydrationsPriorityCanBeRaised(t *testing.T) {
 		}
 	})
 }
+
+// An archived blob takes neither blocks (AzCopy's users see Azure refuse Put Block) nor
+// snapshots ("Taking a snapshot of an archived blob will fail", the REST reference), also
+// while it is rehydrated; its tags, leases and deletion work.
+func TestAnArchivedBlobTakesNoBlocksNorSnapshots(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		c := e.container("archive")
+		b := c.NewBlockBlobClient("b")
+		if _, err := b.UploadBuffer(ctx, []byte("cold"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, rehydrating := range []bool{false, true} {
+			if rehydrating {
+				if _, err := b.SetTier(ctx, blob.AccessTierHot, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := b.StageBlock(ctx, blockIDs(1)[0], streaming.NopCloser(bytes.NewReader([]byte("x"))), nil)
+			wantStatus(t, err, 409, "BlobArchived")
+			_, err = b.CreateSnapshot(ctx, nil)
+			wantStatus(t, err, 409, "BlobArchived")
+		}
+		if _, err := b.SetTags(ctx, map[string]string{"t": "1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Delete(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
