@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/tabula-dev/tabula/internal/azerr"
@@ -37,6 +38,14 @@ type querySerialization struct {
 		JSON *struct {
 			RecordSeparator *string `xml:"RecordSeparator"`
 		} `xml:"JsonTextConfiguration"`
+		Arrow *struct {
+			Fields []struct {
+				Type      string `xml:"Type"`
+				Name      string `xml:"Name"`
+				Precision string `xml:"Precision"`
+				Scale     string `xml:"Scale"`
+			} `xml:"Schema>Field"`
+		} `xml:"ArrowConfiguration"`
 	} `xml:"Format"`
 }
 
@@ -60,6 +69,14 @@ func (s querySerialization) format() blobquery.Format {
 	}
 	if j := s.Format.JSON; j != nil {
 		set(&f.RecordSeparator, j.RecordSeparator)
+	}
+	if a := s.Format.Arrow; a != nil {
+		for _, field := range a.Fields {
+			// A precision or scale that is no number is judged as none (CheckArrowSchema).
+			precision, _ := strconv.Atoi(strings.TrimSpace(field.Precision))
+			scale, _ := strconv.Atoi(strings.TrimSpace(field.Scale))
+			f.Arrow = append(f.Arrow, blobquery.ArrowField{Type: field.Type, Name: field.Name, Precision: precision, Scale: scale})
+		}
 	}
 	if f.RecordSeparator == "" {
 		// The JS SDK's XML writer trims "\n" to nothing, and Azure reads it as the default.
@@ -98,6 +115,11 @@ func (s *Server) queryBlob(rq *request) error {
 	}{{"input", in}, {"output", out}} {
 		if err := c.f.Check(c.side); err != nil {
 			return azerr.Newf(azerr.NotImplemented, "The requested operation is not implemented on the specified resource: %v.", err)
+		}
+	}
+	if out.Kind == "arrow" {
+		if err := blobquery.CheckArrowSchema(out.Arrow); err != nil {
+			return azerr.Newf(azerr.InvalidXMLNodeValue, "The value for one of the XML nodes is not in the correct format. ArrowConfiguration: %v.", err)
 		}
 	}
 	h := rq.R.Header

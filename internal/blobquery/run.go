@@ -13,9 +13,9 @@ import (
 	"strings"
 )
 
-// Format is a side's serialization: Kind "delimited" (CSV) or "json" ("arrow" and "parquet"
-// are refused by Check), and the delimited settings (single characters; "" for none) or the
-// JSON record separator.
+// Format is a side's serialization: Kind "delimited" (CSV), "json", or for the output
+// "arrow" (arrow.go; "parquet" is refused by Check), and the delimited settings (single
+// characters; "" for none), the JSON record separator or the Arrow schema.
 type Format struct {
 	Kind            string
 	ColumnSeparator string
@@ -23,6 +23,7 @@ type Format struct {
 	RecordSeparator string
 	EscapeChar      string
 	HasHeaders      bool
+	Arrow           []ArrowField
 }
 
 // DefaultFormat is the input a request without InputSerialization gets: comma-separated,
@@ -31,11 +32,13 @@ var DefaultFormat = Format{Kind: "delimited", ColumnSeparator: ",", FieldQuote: 
 
 // Check tells why a format cannot be served, nil when it can.
 func (f Format) Check(side string) error {
-	switch f.Kind {
-	case "delimited", "json":
+	switch {
+	case f.Kind == "delimited" || f.Kind == "json":
 		return nil
-	case "arrow", "parquet":
-		return fmt.Errorf("%s serialization %s is not served by Tabula (CSV and JSON are)", side, f.Kind)
+	case f.Kind == "arrow" && side == "output":
+		return nil // CheckArrowSchema judges the schema
+	case f.Kind == "arrow" || f.Kind == "parquet":
+		return fmt.Errorf("%s serialization %s is not served by Tabula (CSV and JSON are, and Arrow output)", side, f.Kind)
 	}
 	return fmt.Errorf("%s serialization %q is not delimited, json, arrow or parquet", side, f.Kind)
 }
@@ -69,8 +72,18 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 		records = &csvReader{r: src, f: in}
 	}
 	var buf bytes.Buffer
+	var arrow *arrowStream
+	var batch *arrowBatch // rows for arrow, which go to buf when flushed
+	if out.Kind == "arrow" {
+		arrow = newArrowStream(out.Arrow)
+		batch = arrow.newBatch()
+	}
 	wroteData := false // in this stretch
 	flush := func() error {
+		if arrow != nil && (batch.rows > 0 || !arrow.started) {
+			buf.Write(arrow.encode(nil, batch))
+			batch = arrow.newBatch()
+		}
 		if buf.Len() == 0 && wroteData {
 			return nil
 		}
@@ -115,7 +128,12 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 		}
 		if r, ok := rec.(*jsonRecord); ok && r.scalar {
 			// A JSON value that is no object is a record without fields: an empty line
-			// (the JS SDK's live "fatal error event" test reads "\n" for "100,…").
+			// (the JS SDK's live "fatal error event" test reads "\n" for "100,…"), and no
+			// row of an Arrow schema.
+			if arrow != nil {
+				failures = append(failures, failure{false, "InvalidTypeConversion", "The row does not fit the arrow output schema: the record has no fields.", rec.position()})
+				continue
+			}
 			buf.WriteString(out.RecordSeparator)
 			continue
 		}
@@ -136,16 +154,22 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 			failures = append(failures, failure{false, "InvalidColumnOrdinal", "Column ordinal does not exist in row.", rec.position()})
 			continue
 		}
-		if out.Kind == "json" {
+		switch {
+		case arrow != nil:
+			if err := arrow.add(batch, texts(values)); err != nil {
+				failures = append(failures, failure{false, "InvalidTypeConversion", "The row does not fit the arrow output schema: " + err.Error() + ".", rec.position()})
+				continue
+			}
+		case out.Kind == "json":
 			writeJSON(&buf, names, values, out)
-		} else {
+		default:
 			if out.HasHeaders && !wroteHeader {
 				writeCSV(&buf, names, out)
 			}
 			writeCSV(&buf, texts(values), out)
 		}
 		wroteHeader = true
-		if buf.Len() >= resultChunk {
+		if buf.Len() >= resultChunk || batch != nil && batch.bytes >= resultChunk {
 			if err := flush(); err != nil {
 				return err
 			}
