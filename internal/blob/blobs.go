@@ -493,6 +493,11 @@ func (s *Service) checkWriteAccess(st *blobState, leaseID string, cond Condition
 	if kind != remove && st.b.Copy.pending(now) {
 		return azerr.New(azerr.PendingCopyOperation)
 	}
+	if kind != remove && st.b.archived(now) {
+		// Not even replaced: rclone's users see Azure answer a Put Blob over an archived
+		// blob so (rclone#3982), and AzCopy's a Put Block.
+		return azerr.New(azerr.BlobArchived)
+	}
 	if kind == create && leaseID != "" && anyTag(cond.IfNoneMatch) {
 		// The holder of the blob's lease replaces it even with If-None-Match: *, which the
 		// Python SDK sends with its lease for overwrite=False (its recordings: 201).

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 )
 
 // An archived blob's bytes are offline, also to copies: only an asynchronous Copy Blob into
@@ -175,9 +176,10 @@ func TestARehydrationsPriorityCanBeRaised(t *testing.T) {
 	})
 }
 
-// An archived blob takes neither blocks (AzCopy's users see Azure refuse Put Block) nor
-// snapshots ("Taking a snapshot of an archived blob will fail", the REST reference), also
-// while it is rehydrated; its tags, leases and deletion work.
+// An archived blob is neither replaced (rclone's users see Azure refuse a Put Blob over it)
+// nor takes blocks (AzCopy's, Put Block) or snapshots ("Taking a snapshot of an archived blob
+// will fail", the REST reference), also while it is rehydrated; its tags, leases and
+// deletion work.
 func TestAnArchivedBlobTakesNoBlocksNorSnapshots(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
@@ -199,6 +201,26 @@ func TestAnArchivedBlobTakesNoBlocksNorSnapshots(t *testing.T) {
 			wantStatus(t, err, 409, "BlobArchived")
 			_, err = b.CreateSnapshot(ctx, nil)
 			wantStatus(t, err, 409, "BlobArchived")
+			_, err = b.Upload(ctx, streaming.NopCloser(bytes.NewReader([]byte("new"))), nil)
+			wantStatus(t, err, 409, "BlobArchived")
+			_, err = b.CommitBlockList(ctx, nil, nil)
+			wantStatus(t, err, 409, "BlobArchived")
+			other := c.NewBlockBlobClient("other")
+			if _, err := other.UploadBuffer(ctx, []byte("x"), nil); err != nil {
+				t.Fatal(err)
+			}
+			_, err = b.StartCopyFromURL(ctx, other.URL(), nil)
+			wantStatus(t, err, 409, "BlobArchived")
+		}
+		lc, err := lease.NewBlobClient(b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lc.AcquireLease(ctx, 15, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lc.ReleaseLease(ctx, nil); err != nil {
+			t.Fatal(err)
 		}
 		if _, err := b.SetTags(ctx, map[string]string{"t": "1"}, nil); err != nil {
 			t.Fatal(err)
