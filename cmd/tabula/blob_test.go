@@ -92,59 +92,69 @@ func TestAcknowledgedBlobsSurviveSIGKILL(t *testing.T) {
 }
 
 // A copy from another server still arriving when the server stops is recorded as failed, with
-// the reason, before the store closes: after a restart the blob says so and takes writes.
+// the reason, before the store closes: after a restart the blob says so and takes writes. One
+// cut by a crash (SIGKILL) is failed as soon as the restarted server reads it: no other
+// process can have the embedded store open, so no other process is doing the copy.
 func TestAPendingCopyFailsWhenTheServerStops(t *testing.T) {
-	dir := t.TempDir()
-	cmd, out := startTabulaOutput(t, "--data", dir)
-	ctx := context.Background()
-	svc, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.CreateContainer(ctx, "copies", nil); err != nil {
-		t.Fatal(err)
-	}
-	// A source that sends a little and then nothing, until the test ends.
-	stalled := make(chan struct{})
-	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "1000000")
-		w.Write(make([]byte, 1000))
-		w.(http.Flusher).Flush()
-		select {
-		case <-stalled:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(stalled); web.Close() })
-	dst := svc.ServiceClient().NewContainerClient("copies").NewBlobClient("far")
-	started, err := dst.StartCopyFromURL(ctx, web.URL+"/object", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *started.CopyStatus != blob.CopyStatusTypePending {
-		t.Fatalf("a stalled source's copy says %s", *started.CopyStatus)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code, _ := waitExit(t, cmd, 30*time.Second); code != 0 {
-		t.Fatalf("tabula exited with %d", code)
-	}
+	for _, c := range []struct {
+		signal syscall.Signal
+		exit   int
+		why    string
+	}{{syscall.SIGTERM, 0, "shut down"}, {syscall.SIGKILL, -1, "stopped or lost its store"}} {
+		t.Run(c.signal.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			cmd, out := startTabulaOutput(t, "--data", dir)
+			ctx := context.Background()
+			svc, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.CreateContainer(ctx, "copies", nil); err != nil {
+				t.Fatal(err)
+			}
+			// A source that sends a little and then nothing, until the test ends.
+			stalled := make(chan struct{})
+			web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Length", "1000000")
+				w.Write(make([]byte, 1000))
+				w.(http.Flusher).Flush()
+				select {
+				case <-stalled:
+				case <-r.Context().Done():
+				}
+			}))
+			t.Cleanup(func() { close(stalled); web.Close() })
+			dst := svc.ServiceClient().NewContainerClient("copies").NewBlobClient("far")
+			started, err := dst.StartCopyFromURL(ctx, web.URL+"/object", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *started.CopyStatus != blob.CopyStatusTypePending {
+				t.Fatalf("a stalled source's copy says %s", *started.CopyStatus)
+			}
+			if err := cmd.Process.Signal(c.signal); err != nil {
+				t.Fatal(err)
+			}
+			if code, _ := waitExit(t, cmd, 30*time.Second); code != c.exit {
+				t.Fatalf("tabula exited with %d, want %d", code, c.exit)
+			}
 
-	_, out = startTabulaOutput(t, "--data", dir)
-	svc, err = azblob.NewClientFromConnectionString(out.connectionString, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst = svc.ServiceClient().NewContainerClient("copies").NewBlobClient("far")
-	p, err := dst.GetProperties(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *p.CopyStatus != blob.CopyStatusTypeFailed || p.CopyStatusDescription == nil || !strings.Contains(*p.CopyStatusDescription, "shut down") {
-		t.Fatalf("a copy cut by a stop: %s %v", *p.CopyStatus, p.CopyStatusDescription)
-	}
-	if _, err := svc.UploadBuffer(ctx, "copies", "far", []byte("mine now"), nil); err != nil {
-		t.Fatalf("writing over the failed copy: %v", err)
+			_, out = startTabulaOutput(t, "--data", dir)
+			svc, err = azblob.NewClientFromConnectionString(out.connectionString, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst = svc.ServiceClient().NewContainerClient("copies").NewBlobClient("far")
+			p, err := dst.GetProperties(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *p.CopyStatus != blob.CopyStatusTypeFailed || p.CopyStatusDescription == nil || !strings.Contains(*p.CopyStatusDescription, c.why) {
+				t.Fatalf("a copy cut by %s: %s %v", c.signal, *p.CopyStatus, p.CopyStatusDescription)
+			}
+			if _, err := svc.UploadBuffer(ctx, "copies", "far", []byte("mine now"), nil); err != nil {
+				t.Fatalf("writing over the failed copy: %v", err)
+			}
+		})
 	}
 }

@@ -62,6 +62,9 @@ type CopyState struct {
 	// Rehydrating marks the copy of an archived source, which no process does: it is pending
 	// until its blob's rehydration is done (blobRecord.settle), and has no beat.
 	Rehydrating bool `json:"rehydrating,omitempty"`
+	// Process names the process doing a pending copy (thisProcess): over a store no other
+	// process can have open, a pending copy of another process lost it (Service.orphan).
+	Process string `json:"process,omitempty"`
 }
 
 // Tags are a blob's index tags, key to value.
@@ -414,6 +417,7 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 		return st, err
 	}
 	st.b.settle(s.Now())
+	s.orphan(&st.b)
 	if st.b.Deleted == 0 && st.key.Row == rowBase {
 		st.readTags = st.b.Tags
 	}

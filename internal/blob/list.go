@@ -192,6 +192,7 @@ func (s *Service) listedBlob(ctx context.Context, rec *store.Record, inc ListBlo
 	if err != nil {
 		return false, err
 	}
+	s.orphan(&b)
 	switch {
 	case b.Deleted == 0:
 	case !inc.Deleted || !b.retained(now):

@@ -34,7 +34,9 @@ import (
 // time (CopyState.Beat) into the blob, and stops when the blob no longer names the copy as
 // pending (aborted, deleted, or replaced). A pending copy whose last beat is older than
 // copyStale lost its process (a crash, a stop) and reports failed, and writes to its blob go
-// through again. Front-ends judge the beat by their own clocks, as they do leases.
+// through again; over a store only one process can open, one that another process was doing
+// has failed as soon as this one reads it. Front-ends judge the beat by their own clocks, as
+// they do leases.
 
 const (
 	copyPending = "pending"
@@ -63,10 +65,29 @@ func (c *CopyState) at(now time.Time) *CopyState {
 	if c == nil || c.Status != copyPending || c.pending(now) {
 		return c
 	}
+	return c.lost()
+}
+
+// lost is pending copy c failed for having lost its process, when it last beat.
+func (c *CopyState) lost() *CopyState {
 	failed := *c
 	failed.Status, failed.CompletionTime = copyFailed, c.Beat
 	failed.Description = copyFailure(500, azerr.InternalError, "The copy stopped: the server doing it stopped or lost its store.")
 	return &failed
+}
+
+// thisProcess names this process in the pending copies it does: a process that opens a
+// store no other process can have open (store.Exclusive) after another one did, a restart,
+// knows at once that the pending copies it finds there are no one's, rather than a minute
+// after their last beat (a variable for the tests, which play a restart).
+var thisProcess = randomID()
+
+// orphan fails b's pending copy, as read from an exclusive store, if another process was
+// doing it: that process is gone.
+func (s *Service) orphan(b *blobRecord) {
+	if c := b.Copy; s.exclusive && c != nil && c.Status == copyPending && c.Process != "" && c.Process != thisProcess {
+		b.Copy = c.lost()
+	}
 }
 
 // copyFailure is an x-ms-copy-status-description: the status and code of the failure, and
@@ -247,7 +268,7 @@ func (s *Service) startPending(ctx context.Context, dst Path, src *RemoteSource,
 		}
 		next.Type, next.Props.ContentMD5 = remoteType(src, max(src.Size, 0)), nil
 		next.Copy.Status, next.Copy.Progress = copyPending, fmt.Sprintf("0/%d", max(src.Size, 0))
-		next.Copy.CompletionTime, next.Copy.Beat = time.Time{}, now
+		next.Copy.CompletionTime, next.Copy.Beat, next.Copy.Process = time.Time{}, now, thisProcess
 		return nil
 	})
 }

@@ -247,6 +247,45 @@ func TestAPendingCopyWhoseServerStopped(t *testing.T) {
 	})
 }
 
+// Over a store only one process can open (Pebble), a pending copy that another process was
+// doing failed with it, at once: a restart need not wait for its beat to go stale. Over
+// PostgreSQL another front-end may be doing it, and it stays pending.
+func TestAPendingCopyOfAnotherProcess(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		src := newSlowSource(1 << 20)
+		b := e.startSlowCopy("dst", src)
+		// What the process that started the copy before a crash left in the store.
+		if !e.s.changePending(path("dst"), b.Copy.ID, func(c *CopyState, _ time.Time) { c.Process = "a process gone" }) {
+			t.Fatal("the copy is not pending")
+		}
+		got, err := e.other.GetBlobProperties(e.ctx, path("dst"), "", Conditions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.other.exclusive {
+			if got.Copy.Status != "pending" {
+				t.Fatalf("a copy another front-end may be doing: %+v", got.Copy)
+			}
+			return
+		}
+		if got.Copy.Status != "failed" || !strings.Contains(got.Copy.Description, "stopped") || got.Copy.CompletionTime.IsZero() {
+			t.Fatalf("a copy of a process gone: %+v", got.Copy)
+		}
+		list, err := e.other.ListBlobs(e.ctx, "acct", "ctr", ListBlobsOptions{})
+		if err != nil || len(list.Entries) != 1 || list.Entries[0].Blob.Copy.Status != "failed" {
+			t.Fatalf("listed: %+v %v", list.Entries, err)
+		}
+		if _, _, err := e.other.PutBlob(e.ctx, path("dst"), strings.NewReader("x"), 1, PutBlobOptions{Type: BlockBlob}); err != nil {
+			t.Fatalf("writing the blob of a copy of a process gone: %v", err)
+		}
+		select {
+		case <-src.closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("this process went on fetching a copy it no longer names")
+		}
+	})
+}
+
 // A copy whose bytes arrive within CopyWait is answered success, as before.
 func TestACopyWithinItsWaitIsDone(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {

@@ -135,6 +135,8 @@ type Service struct {
 
 	// containers caches containers' spaces over an exclusive store; nil otherwise.
 	containers *containerCache
+	// exclusive says no other process can have the store open (store.Exclusive).
+	exclusive bool
 
 	// retentions caches each account's DeleteRetentionPolicy (softdelete.go).
 	retentions sync.Map // account → cachedRetention
@@ -157,7 +159,7 @@ func New(st store.Store, objects store.Objects) *Service {
 		CopyWait:       DefaultCopyWait,
 	}
 	if _, exclusive := st.(store.Exclusive); exclusive {
-		s.containers = newContainerCache()
+		s.containers, s.exclusive = newContainerCache(), true
 	}
 	return s
 }
