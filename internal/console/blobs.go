@@ -93,11 +93,20 @@ type apiBlob struct {
 	ETag         string    `json:"etag"`
 	Lease        string    `json:"lease"`
 	AccessTier   string    `json:"accessTier,omitempty"`
+	// ArchiveStatus (rehydrate-pending-to-…) and CopyStatus (pending, failed, aborted; not
+	// a copy's success) say why a blob's bytes cannot be read yet, or never came.
+	ArchiveStatus string `json:"archiveStatus,omitempty"`
+	CopyStatus    string `json:"copyStatus,omitempty"`
 }
 
 func blobOf(b *blob.Blob) apiBlob {
-	return apiBlob{Name: b.Name, Type: string(b.Type), Size: b.Size, ContentType: b.Properties.ContentType,
-		LastModified: b.LastModified, ETag: string(b.ETag), Lease: string(b.Lease.State), AccessTier: b.AccessTier}
+	out := apiBlob{Name: b.Name, Type: string(b.Type), Size: b.Size, ContentType: b.Properties.ContentType,
+		LastModified: b.LastModified, ETag: string(b.ETag), Lease: string(b.Lease.State), AccessTier: b.AccessTier,
+		ArchiveStatus: b.ArchiveStatus}
+	if c := b.Copy; c != nil && c.Status != "success" {
+		out.CopyStatus = c.Status
+	}
+	return out
 }
 
 // listBlobs is List Blobs: with a delimiter, names whose rest after the prefix holds it fold

@@ -37,6 +37,30 @@ func blobURL(container, name string) string {
 	return devContainers + "/" + container + "/blob?" + url.Values{"name": {name}}.Encode()
 }
 
+// A listing says which blobs are archived or being rehydrated, and which copies have not
+// succeeded: why their bytes cannot be downloaded.
+func TestBlobsSayWhyTheyCannotBeRead(t *testing.T) {
+	f := newAPI(t)
+	ctx := context.Background()
+	if _, err := f.blobs.CreateContainer(ctx, "devstoreaccount1", "cold", nil, blob.PrivateAccess); err != nil {
+		t.Fatal(err)
+	}
+	path := func(name string) blob.Path { return blob.Path{Account: "devstoreaccount1", Container: "cold", Name: name} }
+	f.raw(t, "PUT", blobURL("cold", "a"), "text/plain", "archived")
+	if _, err := f.blobs.SetBlobTier(ctx, path("a"), blob.SetTierOptions{Tier: "Archive"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.blobs.CopyBlob(ctx, path("b"), path("a"), blob.CopyOptions{SourceURL: "a", Tier: "Cool"}); err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Blobs []apiBlob }
+	f.dev(t, "GET", devContainers+"/cold/blobs", nil).decode(t, &list)
+	if len(list.Blobs) != 2 || list.Blobs[0].AccessTier != "Archive" || list.Blobs[0].ArchiveStatus != "" || list.Blobs[0].CopyStatus != "" ||
+		list.Blobs[1].ArchiveStatus != "rehydrate-pending-to-cool" || list.Blobs[1].CopyStatus != "pending" {
+		t.Fatalf("listing: %+v", list.Blobs)
+	}
+}
+
 func TestContainersAreCreatedListedInPagesAndDeleted(t *testing.T) {
 	f := newAPI(t)
 	for _, name := range []string{"photos", "logs", "backups"} {

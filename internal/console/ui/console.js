@@ -569,6 +569,16 @@ function bytes(n) {
   return (i === 0 ? String(x) : x.toFixed(x < 10 ? 1 : 0)) + ' ' + units[i];
 }
 
+// blobBadges say what keeps a blob's bytes from being read: its Archive tier (and where it
+// is being rehydrated to), a copy into it that is pending or did not succeed.
+function blobBadges(b) {
+  const badges = [];
+  if (b.archiveStatus) badges.push(b.archiveStatus.replace('rehydrate-pending-to-', 'rehydrating to '));
+  else if (b.accessTier === 'Archive') badges.push('archived');
+  if (b.copyStatus) badges.push('copy ' + b.copyStatus);
+  return badges.map((text) => [' ', h('span', { class: 'badge b-state' }, text)]);
+}
+
 // containerPane lists a container's blobs folder by folder ('/' delimits folders, as most
 // tools show them), and uploads, downloads and deletes them.
 function containerPane(main, seq, container, q) {
@@ -587,7 +597,7 @@ function containerPane(main, seq, container, q) {
         page.prefixes.map((p) => h('tr', { class: 'folder' },
           h('td', { colspan: 5 }, h('a', { href: here(p) }, h('span', { class: 'badge' }, 'folder'), ' ', p.slice(prefix.length))))),
         page.blobs.map((b) => h('tr', { class: 'blob', 'data-name': b.name },
-          h('td', { class: 'key' }, b.name.slice(prefix.length)),
+          h('td', { class: 'key' }, b.name.slice(prefix.length), blobBadges(b)),
           h('td', { class: 'num' }, bytes(b.size)),
           h('td', {}, b.contentType),
           h('td', { class: 'time' }, when(b.lastModified)),
