@@ -45,7 +45,9 @@ func TestBlobsSayWhyTheyCannotBeRead(t *testing.T) {
 	if _, err := f.blobs.CreateContainer(ctx, "devstoreaccount1", "cold", nil, blob.PrivateAccess); err != nil {
 		t.Fatal(err)
 	}
-	path := func(name string) blob.Path { return blob.Path{Account: "devstoreaccount1", Container: "cold", Name: name} }
+	path := func(name string) blob.Path {
+		return blob.Path{Account: "devstoreaccount1", Container: "cold", Name: name}
+	}
 	f.raw(t, "PUT", blobURL("cold", "a"), "text/plain", "archived")
 	if _, err := f.blobs.SetBlobTier(ctx, path("a"), blob.SetTierOptions{Tier: "Archive"}); err != nil {
 		t.Fatal(err)
