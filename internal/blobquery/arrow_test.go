@@ -35,6 +35,13 @@ func TestArrowOutputIsTheServicesBytes(t *testing.T) {
 		wb, _ := base64.StdEncoding.DecodeString(want)
 		t.Errorf("one row:\n got %x\nwant %x", gb, wb)
 	}
+	// The Java SDK's live queryInputCsvOutputArrow reads the 920 bytes of this answer (a
+	// field named Name, 32 rows, all in the one batch after the marker).
+	data, _ := run(t, "SELECT _2 from BlobStorage WHERE _1 > 250;", strings.Repeat("100,200,300,400\n300,400,500,600\n", 32), DefaultFormat,
+		Format{Kind: "arrow", Arrow: []ArrowField{{Type: "decimal", Name: "Name", Precision: 4, Scale: 2}}})
+	if len(data) != 920 {
+		t.Errorf("32 rows: %d bytes, want 920", len(data))
+	}
 }
 
 // Every type of an Arrow schema, read back by Apache Arrow's own Go reader as a client reads
