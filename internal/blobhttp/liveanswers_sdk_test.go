@@ -614,13 +614,7 @@ func TestArchiveAndRehydration(t *testing.T) {
 		now := func() time.Time { return time.Unix(0, clock.Load()) }
 		e.svc.Now = now
 		c := e.container("archive")
-		b := c.NewBlockBlobClient("b")
-		if _, err := b.UploadBuffer(ctx, []byte("cold data"), nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
-			t.Fatal(err)
-		}
+		b := archivedBlob(t, c, "b", []byte("cold data"), nil)
 		_, err := b.DownloadStream(ctx, nil)
 		wantStatus(t, err, 409, "BlobArchived")
 		_, err = b.SetMetadata(ctx, map[string]*string{"a": to.Ptr("1")}, nil)

@@ -17,6 +17,20 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 )
 
+// archivedBlob uploads data (with metadata md) as block blob name of c and moves it to the
+// Archive tier.
+func archivedBlob(t *testing.T, c *container.Client, name string, data []byte, md map[string]*string) *blockblob.Client {
+	t.Helper()
+	b := c.NewBlockBlobClient(name)
+	if _, err := b.UploadBuffer(t.Context(), data, &blockblob.UploadBufferOptions{Metadata: md}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.SetTier(t.Context(), blob.AccessTierArchive, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // An archived blob's bytes are offline, also to copies: only an asynchronous Copy Blob into
 // an online tier under another name reads them, and its destination rehydrates (Azure's
 // "Blob rehydration from the Archive tier"). Every other copy is 409 BlobArchived.
@@ -29,13 +43,7 @@ func TestACopyOfAnArchivedBlobRehydrates(t *testing.T) {
 		e.svc.Now = now
 		c := e.container("archive")
 		data := bytes.Repeat([]byte("cold data "), 1000)
-		src := c.NewBlockBlobClient("src")
-		if _, err := src.UploadBuffer(ctx, data, &blockblob.UploadBufferOptions{Metadata: map[string]*string{"kept": to.Ptr("yes")}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := src.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
-			t.Fatal(err)
-		}
+		src := archivedBlob(t, c, "src", data, map[string]*string{"kept": to.Ptr("yes")})
 
 		// What Azure refuses.
 		dst := c.NewBlockBlobClient("dst")
@@ -119,13 +127,7 @@ func TestAbortingARehydratingCopy(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		c := e.container("archive")
-		src := c.NewBlockBlobClient("src")
-		if _, err := src.UploadBuffer(ctx, bytes.Repeat([]byte("x"), 5000), nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := src.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
-			t.Fatal(err)
-		}
+		src := archivedBlob(t, c, "src", bytes.Repeat([]byte("x"), 5000), nil)
 		dst := c.NewBlockBlobClient("dst")
 		started, err := dst.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{Tier: to.Ptr(blob.AccessTierHot), Metadata: map[string]*string{"m": to.Ptr("v")}})
 		if err != nil {
@@ -155,13 +157,7 @@ func TestARehydrationsPriorityCanBeRaised(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		c := e.container("archive")
-		b := c.NewBlockBlobClient("b")
-		if _, err := b.UploadBuffer(ctx, []byte("cold"), nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
-			t.Fatal(err)
-		}
+		b := archivedBlob(t, c, "b", []byte("cold"), nil)
 		r := newRaw(e)
 		for _, step := range []struct{ asked, want string }{{"Standard", "Standard"}, {"High", "High"}, {"Standard", "High"}} {
 			resp := r.do(http.MethodPut, "/archive/b?comp=tier", map[string]string{"x-ms-access-tier": "Hot", "x-ms-rehydrate-priority": step.asked}, nil)
@@ -184,13 +180,7 @@ func TestAnArchivedBlobTakesNoBlocksNorSnapshots(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		c := e.container("archive")
-		b := c.NewBlockBlobClient("b")
-		if _, err := b.UploadBuffer(ctx, []byte("cold"), nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
-			t.Fatal(err)
-		}
+		b := archivedBlob(t, c, "b", []byte("cold"), nil)
 		for _, rehydrating := range []bool{false, true} {
 			if rehydrating {
 				if _, err := b.SetTier(ctx, blob.AccessTierHot, nil); err != nil {
