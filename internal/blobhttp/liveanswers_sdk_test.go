@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -607,12 +606,7 @@ func TestCopySourceTagOption(t *testing.T) {
 func TestArchiveAndRehydration(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		// A clock the test moves; the server's goroutines read it (atomically: HTTP round
-		// trips are no synchronization the race detector sees).
-		var clock atomic.Int64
-		clock.Store(time.Now().UnixNano())
-		now := func() time.Time { return time.Unix(0, clock.Load()) }
-		e.svc.Now = now
+		now, advance := e.movableClock()
 		c := e.container("archive")
 		b := archivedBlob(t, c, "b", []byte("cold data"), nil)
 		_, err := b.DownloadStream(ctx, nil)
@@ -640,7 +634,7 @@ func TestArchiveAndRehydration(t *testing.T) {
 		wantStatus(t, err, 409, "BlobArchived")
 
 		// Done, RehydrateAfter later.
-		clock.Add(int64(e.svc.RehydrateAfter))
+		advance(e.svc.RehydrateAfter)
 		props, err = b.GetProperties(ctx, nil)
 		if err != nil || *props.AccessTier != "Cool" || props.ArchiveStatus != nil || props.AccessTierChangeTime == nil || !props.AccessTierChangeTime.Equal(now().Truncate(time.Second)) {
 			t.Fatalf("after the rehydration: tier %v, status %v, changed %v, %v", props.AccessTier, props.ArchiveStatus, props.AccessTierChangeTime, err)

@@ -31,16 +31,24 @@ func archivedBlob(t *testing.T, c *container.Client, name string, data []byte, m
 	return b
 }
 
+// movableClock makes the service's clock one the test moves with advance; the server's
+// goroutines read it atomically (HTTP round trips are no synchronization the race detector
+// sees).
+func (e *env) movableClock() (now func() time.Time, advance func(time.Duration)) {
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now = func() time.Time { return time.Unix(0, clock.Load()) }
+	e.svc.Now = now
+	return now, func(d time.Duration) { clock.Add(int64(d)) }
+}
+
 // An archived blob's bytes are offline, also to copies: only an asynchronous Copy Blob into
 // an online tier under another name reads them, and its destination rehydrates (Azure's
 // "Blob rehydration from the Archive tier"). Every other copy is 409 BlobArchived.
 func TestACopyOfAnArchivedBlobRehydrates(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		var clock atomic.Int64
-		clock.Store(time.Now().UnixNano())
-		now := func() time.Time { return time.Unix(0, clock.Load()) }
-		e.svc.Now = now
+		now, advance := e.movableClock()
 		c := e.container("archive")
 		data := bytes.Repeat([]byte("cold data "), 1000)
 		src := archivedBlob(t, c, "src", data, map[string]*string{"kept": to.Ptr("yes")})
@@ -99,7 +107,7 @@ func TestACopyOfAnArchivedBlobRehydrates(t *testing.T) {
 		wantStatus(t, err, 409, "BlobBeingRehydrated")
 
 		// RehydrateAfter later it is in Cool, with the bytes, and the copy succeeded then.
-		clock.Add(int64(e.svc.RehydrateAfter))
+		advance(e.svc.RehydrateAfter)
 		props, err = dst.GetProperties(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
