@@ -106,6 +106,9 @@ func (s *Server) queryBlob(rq *request) error {
 		in = req.Input.format()
 	}
 	out := in
+	if in.Kind == "parquet" {
+		out = blobquery.DefaultFormat // Azure answers a Parquet query in CSV
+	}
 	if req.Output != nil {
 		out = req.Output.format()
 	}

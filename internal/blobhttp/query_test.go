@@ -53,6 +53,12 @@ func TestRawQueryBlobContents(t *testing.T) {
 		if resp, body := query("select * from BlobStorage", nil, arrowOut); resp.StatusCode != 200 || !bytes.Contains(body, azure) {
 			t.Errorf("arrow output: %d %x", resp.StatusCode, body)
 		}
+		// Parquet input is taken (blobquery's tests read real files); a blob that is not
+		// Parquet is a fatal ParseError in the answer.
+		parquetIn := `<InputSerialization><Format><Type>parquet</Type><ParquetTextConfiguration></ParquetTextConfiguration></Format></InputSerialization>`
+		if resp, body := query("select * from BlobStorage", nil, parquetIn); resp.StatusCode != 200 || !bytes.Contains(body, []byte("ParseError")) {
+			t.Errorf("parquet input: %d %q", resp.StatusCode, body)
+		}
 		future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
 		if resp, _ := query("select * from BlobStorage", map[string]string{"If-Modified-Since": future}, ""); resp.StatusCode != 304 {
 			t.Errorf("If-Modified-Since later: %d", resp.StatusCode)

@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// Format is a side's serialization: Kind "delimited" (CSV), "json", or for the output
-// "arrow" (arrow.go; "parquet" is refused by Check), and the delimited settings (single
+// Format is a side's serialization: Kind "delimited" (CSV), "json", for the output "arrow"
+// (arrow.go), for the input "parquet" (parquet.go), and the delimited settings (single
 // characters; "" for none), the JSON record separator or the Arrow schema.
 type Format struct {
 	Kind            string
@@ -37,8 +37,10 @@ func (f Format) Check(side string) error {
 		return nil
 	case f.Kind == "arrow" && side == "output":
 		return nil // CheckArrowSchema judges the schema
+	case f.Kind == "parquet" && side == "input":
+		return nil
 	case f.Kind == "arrow" || f.Kind == "parquet":
-		return fmt.Errorf("%s serialization %s is not served by Tabula (CSV and JSON are, and Arrow output)", side, f.Kind)
+		return fmt.Errorf("%s serialization %s is not one Azure serves (CSV and JSON are, and Arrow output, Parquet input)", side, f.Kind)
 	}
 	return fmt.Errorf("%s serialization %q is not delimited, json, arrow or parquet", side, f.Kind)
 }
@@ -66,9 +68,17 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 	counted := &countingReader{r: body}
 	src := bufio.NewReaderSize(counted, 64<<10)
 	var records recordReader
-	if in.Kind == "json" {
+	var unreadable *parseError // the input as a whole, before any record
+	switch in.Kind {
+	case "json":
 		records = &jsonReader{r: src, sep: in.RecordSeparator, afterScalar: -1}
-	} else {
+	case "parquet":
+		pr, err := newParquetReader(src, total)
+		if err != nil && !errors.As(err, &unreadable) {
+			return err
+		}
+		records = pr
+	default:
 		records = &csvReader{r: src, f: in}
 	}
 	var buf bytes.Buffer
@@ -113,7 +123,7 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 	}
 	wroteHeader := false
 	nextProgress := int64(progressEvery)
-	for {
+	for unreadable == nil {
 		rec, err := records.next()
 		if err == io.EOF {
 			break
@@ -180,6 +190,9 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 			}
 			nextProgress = counted.n + progressEvery
 		}
+	}
+	if unreadable != nil {
+		failures = append(failures, failure{true, unreadable.name, unreadable.description, unreadable.position})
 	}
 	if err := endStretch(total); err != nil {
 		return err
