@@ -26,19 +26,31 @@ import (
 // maxParquet is the largest Parquet blob a query reads.
 const maxParquet = 256 << 20
 
-// parquetReader gives a Parquet file's rows, a row group at a time.
+// parquetReader gives a Parquet file's rows, reading each column a page's worth of values
+// at a time, so that a row group of any size takes little memory.
 type parquetReader struct {
-	f       *file.Reader
-	names   []string
-	group   int        // the next row group to read
-	columns [][]string // the current row group's values, column by column
-	nulls   [][]bool
-	row     int // the next row of the current group
-	n       int // rows read before the current group
+	f     *file.Reader
+	names []string
+	group int         // the next row group to open
+	cols  []*pqColumn // the open row group's columns; nil between groups
+	n     int64       // rows given so far
 }
 
+// pqColumn is one column of the open row group: the text of the values read and not yet
+// given, and fill, which reads more.
+type pqColumn struct {
+	pending []string
+	head    int
+	// fill appends the text of up to parquetChunk more values to pending and tells how many;
+	// 0 at the column's end.
+	fill func() (int, error)
+}
+
+// parquetChunk is the most values read at a time.
+const parquetChunk = 4096
+
 // newParquetReader reads body (total bytes) as a Parquet file.
-func newParquetReader(body io.Reader, total int64) (*parquetReader, error) {
+func newParquetReader(body io.Reader, total int64) (_ *parquetReader, err error) {
 	if total > maxParquet {
 		return nil, &parseError{"ParseError", fmt.Sprintf("The Parquet file is %d bytes; Tabula queries Parquet files of at most %d.", total, int64(maxParquet)), 0}
 	}
@@ -46,6 +58,7 @@ func newParquetReader(body io.Reader, total int64) (*parquetReader, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer unreadableParquet(&err, 0)
 	f, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, &parseError{"ParseError", "The blob is not a Parquet file: " + err.Error() + ".", 0}
@@ -62,111 +75,162 @@ func newParquetReader(body io.Reader, total int64) (*parquetReader, error) {
 	return r, nil
 }
 
-func (r *parquetReader) next() (record, error) {
-	for r.columns == nil || r.row >= len(r.columns[0]) {
-		if r.columns != nil {
-			r.n += len(r.columns[0])
-		}
-		if r.group >= r.f.NumRowGroups() || len(r.names) == 0 {
-			return nil, io.EOF
-		}
-		if err := r.readGroup(); err != nil {
-			return nil, err
-		}
+// unreadableParquet turns a panic of the Parquet reader, which some malformed files cause,
+// into the query's ParseError at position.
+func unreadableParquet(err *error, position int64) {
+	if p := recover(); p != nil {
+		*err = &parseError{"ParseError", fmt.Sprintf("The Parquet file cannot be read: %v.", p), position}
 	}
-	rec := &csvRecord{headers: r.names, start: int64(r.n + r.row)}
-	for c := range r.columns {
-		rec.fields = append(rec.fields, r.columns[c][r.row])
-	}
-	r.row++
-	return rec, nil
 }
 
-// readGroup reads the next row group's columns as text.
-func (r *parquetReader) readGroup() error {
+func (r *parquetReader) next() (_ record, err error) {
+	defer unreadableParquet(&err, r.n)
+	for len(r.names) > 0 {
+		if r.cols == nil {
+			if r.group >= r.f.NumRowGroups() {
+				break
+			}
+			if err := r.open(); err != nil {
+				return nil, err
+			}
+		}
+		ended := 0
+		for i, c := range r.cols {
+			if c.head < len(c.pending) {
+				continue
+			}
+			c.pending, c.head = c.pending[:0], 0
+			n, err := c.fill()
+			if err != nil {
+				return nil, &parseError{"ParseError", fmt.Sprintf("The Parquet file's column %s cannot be read: %v.", r.names[i], err), r.n}
+			}
+			if n == 0 {
+				ended++
+			}
+		}
+		switch {
+		case ended == len(r.cols):
+			r.cols = nil // the next row group
+			continue
+		case ended > 0:
+			return nil, &parseError{"ParseError", "The Parquet file's columns have different numbers of values in one row group.", r.n}
+		}
+		rec := &csvRecord{headers: r.names, start: r.n}
+		for _, c := range r.cols {
+			rec.fields = append(rec.fields, c.pending[c.head])
+			c.head++
+		}
+		r.n++
+		return rec, nil
+	}
+	return nil, io.EOF
+}
+
+// open opens the next row group's columns.
+func (r *parquetReader) open() error {
 	rg := r.f.RowGroup(r.group)
-	r.group, r.row = r.group+1, 0
-	rows := int(rg.NumRows())
-	r.columns = make([][]string, len(r.names))
+	r.group++
+	r.cols = make([]*pqColumn, len(r.names))
 	for i := range r.names {
 		cr, err := rg.Column(i)
 		if err != nil {
-			return &parseError{"ParseError", "The Parquet file cannot be read: " + err.Error() + ".", int64(r.n)}
+			return &parseError{"ParseError", "The Parquet file cannot be read: " + err.Error() + ".", r.n}
 		}
-		col := r.f.MetaData().Schema.Column(i)
-		if r.columns[i], err = readColumn(cr, col, rows); err != nil {
-			return &parseError{"ParseError", fmt.Sprintf("The Parquet file's column %s cannot be read: %v.", col.Name(), err), int64(r.n)}
+		r.cols[i] = newPQColumn(cr, r.f.MetaData().Schema.Column(i))
+		if r.cols[i] == nil {
+			return &parseError{"ParseError", fmt.Sprintf("The Parquet file's column %s has the type %s, which Tabula does not read.", r.names[i], cr.Descriptor().PhysicalType()), r.n}
 		}
 	}
 	return nil
 }
 
-// readColumn reads rows values of a flat column as text, "" for nulls.
-func readColumn(cr file.ColumnChunkReader, col *pqschema.Column, rows int) ([]string, error) {
-	out := make([]string, 0, rows)
-	defs := make([]int16, rows)
+// newPQColumn is a column of a row group read as text ("" for nulls), nil for a type this
+// does not read.
+func newPQColumn(cr file.ColumnChunkReader, col *pqschema.Column) *pqColumn {
+	c := &pqColumn{}
+	defs := make([]int16, parquetChunk)
 	maxDef := col.MaxDefinitionLevel()
-	// read calls batch for up to rows values into a typed buffer and appends their text.
-	read := func(batch func(n int64, defs []int16) (int64, int, error), text func(i int) string) error {
-		for len(out) < rows {
-			levels, values, err := batch(int64(rows-len(out)), defs)
-			if err != nil {
-				return err
+	// chunk reads values within one page (the reader's own loop over pages does not stop on
+	// a page that yields nothing) and appends their text.
+	chunk := func(batch func(defs []int16) (int64, int, error), text func(i int) string) (int, error) {
+		levels, values, err := batch(defs)
+		if err != nil {
+			return 0, err
+		}
+		if levels == 0 {
+			if cr.HasNext() {
+				return 0, fmt.Errorf("a page yields no values")
 			}
-			if levels == 0 {
-				return fmt.Errorf("%d of its %d values are missing", rows-len(out), rows)
-			}
-			v := 0
-			for l := range int(levels) {
-				if maxDef > 0 && defs[l] < maxDef {
-					out = append(out, "")
-					continue
-				}
-				out = append(out, text(v))
+			return 0, nil
+		}
+		v := 0
+		for l := range int(levels) {
+			t := ""
+			if maxDef == 0 || defs[l] >= maxDef {
+				t = text(v)
 				v++
 			}
-			if v != values {
-				return fmt.Errorf("its definition levels and values disagree")
-			}
+			c.pending = append(c.pending, t)
 		}
-		return nil
+		if v != values {
+			return 0, fmt.Errorf("its definition levels and values disagree")
+		}
+		return int(levels), nil
 	}
 	logical := col.LogicalType()
 	switch cr := cr.(type) {
 	case *file.BooleanColumnChunkReader:
-		vals := make([]bool, rows)
-		return out, read(func(n int64, d []int16) (int64, int, error) { return cr.ReadBatch(n, vals, d, nil) },
-			func(i int) string { return strconv.FormatBool(vals[i]) })
+		vals := make([]bool, parquetChunk)
+		c.fill = func() (int, error) {
+			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
+				func(i int) string { return strconv.FormatBool(vals[i]) })
+		}
 	case *file.Int32ColumnChunkReader:
-		vals := make([]int32, rows)
-		return out, read(func(n int64, d []int16) (int64, int, error) { return cr.ReadBatch(n, vals, d, nil) },
-			func(i int) string { return integerText(int64(vals[i]), logical) })
+		vals := make([]int32, parquetChunk)
+		c.fill = func() (int, error) {
+			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
+				func(i int) string { return integerText(int64(vals[i]), logical) })
+		}
 	case *file.Int64ColumnChunkReader:
-		vals := make([]int64, rows)
-		return out, read(func(n int64, d []int16) (int64, int, error) { return cr.ReadBatch(n, vals, d, nil) },
-			func(i int) string { return integerText(vals[i], logical) })
+		vals := make([]int64, parquetChunk)
+		c.fill = func() (int, error) {
+			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
+				func(i int) string { return integerText(vals[i], logical) })
+		}
 	case *file.Int96ColumnChunkReader:
-		vals := make([]parquet.Int96, rows)
-		return out, read(func(n int64, d []int16) (int64, int, error) { return cr.ReadBatch(n, vals, d, nil) },
-			func(i int) string { return vals[i].ToTime().UTC().Format(time.RFC3339Nano) })
+		vals := make([]parquet.Int96, parquetChunk)
+		c.fill = func() (int, error) {
+			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
+				func(i int) string { return vals[i].ToTime().UTC().Format(time.RFC3339Nano) })
+		}
 	case *file.Float32ColumnChunkReader:
-		vals := make([]float32, rows)
-		return out, read(func(n int64, d []int16) (int64, int, error) { return cr.ReadBatch(n, vals, d, nil) },
-			func(i int) string { return strconv.FormatFloat(float64(vals[i]), 'g', -1, 32) })
+		vals := make([]float32, parquetChunk)
+		c.fill = func() (int, error) {
+			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
+				func(i int) string { return strconv.FormatFloat(float64(vals[i]), 'g', -1, 32) })
+		}
 	case *file.Float64ColumnChunkReader:
-		vals := make([]float64, rows)
-		return out, read(func(n int64, d []int16) (int64, int, error) { return cr.ReadBatch(n, vals, d, nil) },
-			func(i int) string { return strconv.FormatFloat(vals[i], 'g', -1, 64) })
+		vals := make([]float64, parquetChunk)
+		c.fill = func() (int, error) {
+			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
+				func(i int) string { return strconv.FormatFloat(vals[i], 'g', -1, 64) })
+		}
 	case *file.ByteArrayColumnChunkReader:
-		vals := make([]parquet.ByteArray, rows)
-		return out, read(func(n int64, d []int16) (int64, int, error) { return cr.ReadBatch(n, vals, d, nil) },
-			func(i int) string { return bytesText(vals[i], logical) })
+		vals := make([]parquet.ByteArray, parquetChunk)
+		c.fill = func() (int, error) {
+			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
+				func(i int) string { return bytesText(vals[i], logical) })
+		}
 	case *file.FixedLenByteArrayColumnChunkReader:
-		vals := make([]parquet.FixedLenByteArray, rows)
-		return out, read(func(n int64, d []int16) (int64, int, error) { return cr.ReadBatch(n, vals, d, nil) },
-			func(i int) string { return bytesText(vals[i], logical) })
+		vals := make([]parquet.FixedLenByteArray, parquetChunk)
+		c.fill = func() (int, error) {
+			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
+				func(i int) string { return bytesText(vals[i], logical) })
+		}
+	default:
+		return nil
 	}
-	return nil, fmt.Errorf("its type %s is not one Tabula reads", col.PhysicalType())
+	return c
 }
 
 // integerText is an INT32 or INT64 value as its logical type reads.

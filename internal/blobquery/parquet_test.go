@@ -18,7 +18,7 @@ type parquetColumn struct {
 }
 
 // writeParquet writes a Parquet file of one row group per call of groups.
-func writeParquet(t *testing.T, columns []parquetColumn, groups int) []byte {
+func writeParquet(t testing.TB, columns []parquetColumn, groups int) []byte {
 	t.Helper()
 	var fields pqschema.FieldList
 	for _, c := range columns {
@@ -50,7 +50,7 @@ func writeParquet(t *testing.T, columns []parquetColumn, groups int) []byte {
 	return buf.Bytes()
 }
 
-func pqNode(t *testing.T, name string, rep parquet.Repetition, logical pqschema.LogicalType, typ parquet.Type) pqschema.Node {
+func pqNode(t testing.TB, name string, rep parquet.Repetition, logical pqschema.LogicalType, typ parquet.Type) pqschema.Node {
 	t.Helper()
 	n, err := pqschema.NewPrimitiveNodeLogical(name, rep, logical, typ, 0, -1)
 	if err != nil {
@@ -143,4 +143,19 @@ func TestParquetInputThatIsNot(t *testing.T) {
 	if got != "" || len(events) != 3 || events[0].kind != "error" || !events[0].fatal || events[0].name != "ParseError" {
 		t.Fatalf("got %q, events %+v", got, events)
 	}
+}
+
+// Whatever the blob holds, a Parquet query answers: rows, or a ParseError; never a panic.
+func FuzzParquetInput(f *testing.F) {
+	str := pqschema.StringLogicalType{}
+	f.Add(writeParquet(f, []parquetColumn{
+		{pqNode(f, "id", parquet.Repetitions.Required, str, parquet.Types.ByteArray), byteArrays("0", "1")},
+	}, 2))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, _ := Parse("select * from BlobStorage")
+		var out bytes.Buffer
+		if err := Run(&out, bytes.NewReader(data), int64(len(data)), q, Format{Kind: "parquet"}, DefaultFormat); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
