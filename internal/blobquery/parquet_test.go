@@ -2,6 +2,7 @@ package blobquery
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,8 +18,8 @@ type parquetColumn struct {
 	write func(w file.ColumnChunkWriter) error
 }
 
-// writeParquet writes a Parquet file of one row group per call of groups.
-func writeParquet(t testing.TB, columns []parquetColumn, groups int) []byte {
+// writeParquet writes a Parquet file of groups row groups, each column written by its write.
+func writeParquet(t testing.TB, columns []parquetColumn, groups int, opts ...file.WriteOption) []byte {
 	t.Helper()
 	var fields pqschema.FieldList
 	for _, c := range columns {
@@ -29,7 +30,7 @@ func writeParquet(t testing.TB, columns []parquetColumn, groups int) []byte {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	w := file.NewParquetWriter(&buf, root)
+	w := file.NewParquetWriter(&buf, root, opts...)
 	for range groups {
 		rg := w.AppendRowGroup()
 		for _, c := range columns {
@@ -134,6 +135,34 @@ func TestParquetInputOfEveryType(t *testing.T) {
 	// A condition over a column, and a column by position.
 	if got, _ := run(t, "select _7 from BlobStorage where n > 0", string(data), Format{Kind: "parquet"}, DefaultFormat); got != "é\n" {
 		t.Fatalf("where n > 0: %q", got)
+	}
+}
+
+// Columns whose pages end at different rows, in row groups of more rows than are read at a
+// time, still give whole rows in order.
+func TestParquetInputAcrossPages(t *testing.T) {
+	const rows = 10000
+	ids, words := make([]int64, rows), make([]string, rows)
+	for i := range rows {
+		ids[i], words[i] = int64(i), strings.Repeat("w", i%37)+strconv.Itoa(i)
+	}
+	small := file.WithWriterProps(parquet.NewWriterProperties(parquet.WithDataPageSize(512), parquet.WithDictionaryDefault(false)))
+	data := writeParquet(t, []parquetColumn{
+		{pqNode(t, "id", parquet.Repetitions.Required, pqschema.NoLogicalType{}, parquet.Types.Int64), func(w file.ColumnChunkWriter) error {
+			_, err := w.(*file.Int64ColumnChunkWriter).WriteBatch(ids, nil, nil)
+			return err
+		}},
+		{pqNode(t, "word", parquet.Repetitions.Required, pqschema.StringLogicalType{}, parquet.Types.ByteArray), byteArrays(words...)},
+	}, 2, small)
+	got, _ := run(t, "select * from BlobStorage", string(data), Format{Kind: "parquet"}, DefaultFormat)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != 2*rows {
+		t.Fatalf("%d rows, want %d", len(lines), 2*rows)
+	}
+	for i, line := range lines {
+		if want := strconv.Itoa(i%rows) + "," + words[i%rows]; line != want {
+			t.Fatalf("row %d: %q, want %q", i, line, want)
+		}
 	}
 }
 
