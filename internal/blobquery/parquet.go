@@ -180,57 +180,34 @@ func newPQColumn(cr file.ColumnChunkReader, col *pqschema.Column) *pqColumn {
 	logical := col.LogicalType()
 	switch cr := cr.(type) {
 	case *file.BooleanColumnChunkReader:
-		vals := make([]bool, parquetChunk)
-		c.fill = func() (int, error) {
-			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
-				func(i int) string { return strconv.FormatBool(vals[i]) })
-		}
+		c.fill = typedFill(chunk, cr.ReadBatchInPage, strconv.FormatBool)
 	case *file.Int32ColumnChunkReader:
-		vals := make([]int32, parquetChunk)
-		c.fill = func() (int, error) {
-			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
-				func(i int) string { return integerText(int64(vals[i]), logical) })
-		}
+		c.fill = typedFill(chunk, cr.ReadBatchInPage, func(v int32) string { return integerText(int64(v), logical) })
 	case *file.Int64ColumnChunkReader:
-		vals := make([]int64, parquetChunk)
-		c.fill = func() (int, error) {
-			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
-				func(i int) string { return integerText(vals[i], logical) })
-		}
+		c.fill = typedFill(chunk, cr.ReadBatchInPage, func(v int64) string { return integerText(v, logical) })
 	case *file.Int96ColumnChunkReader:
-		vals := make([]parquet.Int96, parquetChunk)
-		c.fill = func() (int, error) {
-			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
-				func(i int) string { return vals[i].ToTime().UTC().Format(time.RFC3339Nano) })
-		}
+		c.fill = typedFill(chunk, cr.ReadBatchInPage, func(v parquet.Int96) string { return v.ToTime().UTC().Format(time.RFC3339Nano) })
 	case *file.Float32ColumnChunkReader:
-		vals := make([]float32, parquetChunk)
-		c.fill = func() (int, error) {
-			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
-				func(i int) string { return strconv.FormatFloat(float64(vals[i]), 'g', -1, 32) })
-		}
+		c.fill = typedFill(chunk, cr.ReadBatchInPage, func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) })
 	case *file.Float64ColumnChunkReader:
-		vals := make([]float64, parquetChunk)
-		c.fill = func() (int, error) {
-			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
-				func(i int) string { return strconv.FormatFloat(vals[i], 'g', -1, 64) })
-		}
+		c.fill = typedFill(chunk, cr.ReadBatchInPage, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) })
 	case *file.ByteArrayColumnChunkReader:
-		vals := make([]parquet.ByteArray, parquetChunk)
-		c.fill = func() (int, error) {
-			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
-				func(i int) string { return bytesText(vals[i], logical) })
-		}
+		c.fill = typedFill(chunk, cr.ReadBatchInPage, func(v parquet.ByteArray) string { return bytesText(v, logical) })
 	case *file.FixedLenByteArrayColumnChunkReader:
-		vals := make([]parquet.FixedLenByteArray, parquetChunk)
-		c.fill = func() (int, error) {
-			return chunk(func(d []int16) (int64, int, error) { return cr.ReadBatchInPage(parquetChunk, vals, d, nil) },
-				func(i int) string { return bytesText(vals[i], logical) })
-		}
+		c.fill = typedFill(chunk, cr.ReadBatchInPage, func(v parquet.FixedLenByteArray) string { return bytesText(v, logical) })
 	default:
 		return nil
 	}
 	return c
+}
+
+// typedFill is a column's fill for a reader of values of type T, which text writes.
+func typedFill[T any](chunk func(batch func(defs []int16) (int64, int, error), text func(i int) string) (int, error),
+	read func(n int64, values []T, defs, reps []int16) (int64, int, error), text func(T) string) func() (int, error) {
+	vals := make([]T, parquetChunk)
+	return func() (int, error) {
+		return chunk(func(d []int16) (int64, int, error) { return read(parquetChunk, vals, d, nil) }, func(i int) string { return text(vals[i]) })
+	}
 }
 
 // integerText is an INT32 or INT64 value as its logical type reads.
