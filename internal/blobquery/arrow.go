@@ -204,6 +204,16 @@ func parseTimestampMS(v string) (int64, error) {
 // decimal of precision 4 and scale 2, came back as the unscaled 400 (4.00): an integer is
 // taken as the unscaled value, as there; a number with a fraction is scaled (1.5 is 150).
 func parseDecimal(v string, precision, scale int) (*big.Int, error) {
+	// No decimal of precision 38 needs more, and a long text or a large exponent
+	// (1e100000) costs milliseconds a value to read.
+	if len(v) > 80 {
+		return nil, fmt.Errorf("too long")
+	}
+	if i := strings.IndexAny(v, "eE"); i >= 0 {
+		if exp, err := strconv.Atoi(v[i+1:]); err != nil || exp > 80 || exp < -80 {
+			return nil, fmt.Errorf("an exponent out of range")
+		}
+	}
 	var d *big.Int
 	if n, ok := new(big.Int).SetString(v, 10); ok {
 		d = n

@@ -51,9 +51,10 @@ func TestArrowOutputIsTheServicesBytes(t *testing.T) {
 func TestArrowOutputOfEveryType(t *testing.T) {
 	schema := []ArrowField{{Type: "Int64", Name: "n"}, {Type: "bool", Name: "b"}, {Type: "timestamp[ms]", Name: "t"},
 		{Type: "String", Name: "s"}, {Type: "double", Name: "d"}, {Type: "decimal", Name: "m", Precision: 5, Scale: 2}}
-	csv := "1,TRUE,2024-01-02T03:04:05.5Z,héllo,2.5,1.25\n,,,,,\n7,false,1700000000000,x,not a number,3\n-9,false,1700000000000,\"a,b\",-1e3,-999\n"
+	csv := "1,TRUE,2024-01-02T03:04:05.5Z,héllo,2.5,1.25\n,,,,,\n7,false,1700000000000,x,not a number,3\n-9,false,1700000000000,\"a,b\",-1e3,-999\n8,true,0,y,1,1e100000\n"
 	data, events := run(t, "select * from BlobStorage", csv, DefaultFormat, Format{Kind: "arrow", Arrow: schema})
-	if len(events) != 3 || events[0].kind != "error" || events[0].fatal || events[0].name != "InvalidTypeConversion" || events[0].position != 52 {
+	if len(events) != 4 || events[0].kind != "error" || events[0].fatal || events[0].name != "InvalidTypeConversion" || events[0].position != 52 ||
+		events[1].name != "InvalidTypeConversion" || !strings.Contains(events[1].desc, "1e100000") {
 		t.Fatalf("events %+v", events)
 	}
 	stream := []byte(data)

@@ -248,7 +248,11 @@ func bytesText(b []byte, logical pqschema.LogicalType) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-// decimalText writes unscaled value v of scale s as a decimal number.
+// decimalText writes unscaled value v of scale s as a decimal number (in exponent form for a
+// scale no decimal has, which a file can claim: 10^s would be costly).
 func decimalText(v *big.Int, s int32) string {
+	if s < 0 || s > 76 {
+		return fmt.Sprintf("%se%d", v, -s)
+	}
 	return new(big.Rat).SetFrac(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s)), nil)).FloatString(int(s))
 }
