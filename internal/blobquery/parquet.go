@@ -237,6 +237,10 @@ func integerText(v int64, logical pqschema.LogicalType) string {
 func bytesText(b []byte, logical pqschema.LogicalType) string {
 	switch t := logical.(type) {
 	case pqschema.DecimalLogicalType:
+		if len(b) > 32 {
+			// No decimal is wider than 256 bits; the text of a wider one would be costly.
+			return base64.StdEncoding.EncodeToString(b)
+		}
 		v := new(big.Int).SetBytes(b)
 		if len(b) > 0 && b[0]&0x80 != 0 {
 			v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
