@@ -46,8 +46,12 @@ type pqColumn struct {
 	fill func() (int, error)
 }
 
-// parquetChunk is the most values read at a time.
-const parquetChunk = 4096
+// parquetChunk is the most values read at a time, and maxChunkText the most text they may
+// make.
+const (
+	parquetChunk = 4096
+	maxChunkText = 256 << 20
+)
 
 // newParquetReader reads body (total bytes) as a Parquet file.
 func newParquetReader(body io.Reader, total int64) (_ *parquetReader, err error) {
@@ -163,7 +167,7 @@ func newPQColumn(cr file.ColumnChunkReader, col *pqschema.Column) *pqColumn {
 			}
 			return 0, nil
 		}
-		v := 0
+		v, size := 0, 0
 		for l := range int(levels) {
 			t := ""
 			if maxDef == 0 || defs[l] >= maxDef {
@@ -171,6 +175,10 @@ func newPQColumn(cr file.ColumnChunkReader, col *pqschema.Column) *pqColumn {
 				v++
 			}
 			c.pending = append(c.pending, t)
+			// A dictionary can repeat one large value in every row a few bytes each.
+			if size += len(t); size > maxChunkText {
+				return 0, fmt.Errorf("%d values make more than %d bytes of text", l+1, maxChunkText)
+			}
 		}
 		if v != values {
 			return 0, fmt.Errorf("its definition levels and values disagree")
