@@ -19,6 +19,16 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 )
 
+// blobClient is an azblob client of the connection string a tabula prints.
+func blobClient(t *testing.T, connectionString string) *azblob.Client {
+	t.Helper()
+	c, err := azblob.NewClientFromConnectionString(connectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // The printed connection string reaches the Blob service too, and every blob it acknowledged
 // — small ones kept in records, large ones staged as blocks and kept as files — is there
 // after a SIGKILL.
@@ -26,10 +36,7 @@ func TestAcknowledgedBlobsSurviveSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	cmd, out := startTabulaOutput(t, "--data", dir)
 	ctx := context.Background()
-	svc, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := blobClient(t, out.connectionString)
 	if _, err := svc.CreateContainer(ctx, "durable", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +78,7 @@ func TestAcknowledgedBlobsSurviveSIGKILL(t *testing.T) {
 	_ = cmd.Wait()
 
 	_, out = startTabulaOutput(t, "--data", dir)
-	svc, err = azblob.NewClientFromConnectionString(out.connectionString, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc = blobClient(t, out.connectionString)
 	for name, sum := range acked {
 		resp, err := svc.DownloadStream(ctx, "durable", name, nil)
 		if err != nil {
@@ -105,10 +109,7 @@ func TestAPendingCopyFailsWhenTheServerStops(t *testing.T) {
 			dir := t.TempDir()
 			cmd, out := startTabulaOutput(t, "--data", dir)
 			ctx := context.Background()
-			svc, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc := blobClient(t, out.connectionString)
 			if _, err := svc.CreateContainer(ctx, "copies", nil); err != nil {
 				t.Fatal(err)
 			}
@@ -140,10 +141,7 @@ func TestAPendingCopyFailsWhenTheServerStops(t *testing.T) {
 			}
 
 			_, out = startTabulaOutput(t, "--data", dir)
-			svc, err = azblob.NewClientFromConnectionString(out.connectionString, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc = blobClient(t, out.connectionString)
 			dst = svc.ServiceClient().NewContainerClient("copies").NewBlobClient("far")
 			p, err := dst.GetProperties(ctx, nil)
 			if err != nil {

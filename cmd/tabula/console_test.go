@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-
 	"github.com/tabula-dev/tabula/internal/auth"
 )
 
@@ -45,10 +43,7 @@ func TestTheWebConsoleSeesWhatTheEndpointsStore(t *testing.T) {
 		t.Errorf("entities: %d %s", status, body)
 	}
 
-	blobs, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blobs := blobClient(t, out.connectionString)
 	if _, err := blobs.CreateContainer(context.Background(), "files", nil); err != nil {
 		t.Fatal(err)
 	}

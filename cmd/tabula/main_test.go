@@ -484,10 +484,7 @@ func TestConsoleServesMetricsAndHealth(t *testing.T) {
 	if _, err := c.GetEntity(context.Background(), "p", "r", nil); err != nil {
 		t.Fatal(err)
 	}
-	blobs, err := azblob.NewClientFromConnectionString(out.connectionString, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blobs := blobClient(t, out.connectionString)
 	if _, err := blobs.CreateContainer(context.Background(), "counted", nil); err != nil {
 		t.Fatal(err)
 	}

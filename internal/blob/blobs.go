@@ -413,15 +413,26 @@ func (s *Service) loadBlob(ctx context.Context, p Path) (blobState, error) {
 	if st.rec, err = s.get(ctx, st.key); err != nil || st.rec == nil {
 		return st, err
 	}
-	if st.b, err = decodeBlob(st.rec); err != nil {
+	if st.b, err = s.readRecord(st.rec, s.Now()); err != nil {
 		return st, err
 	}
-	st.b.settle(s.Now())
-	s.orphan(&st.b)
 	if st.b.Deleted == 0 && st.key.Row == rowBase {
 		st.readTags = st.b.Tags
 	}
 	return st, nil
+}
+
+// readRecord is the blob record rec as the service reads it at now: its rehydration settled
+// if done, and a pending copy of a process gone failed (Service.orphan). Every read that
+// serves or judges a blob goes through it, so a write stores what was read.
+func (s *Service) readRecord(rec *store.Record, now time.Time) (blobRecord, error) {
+	b, err := decodeBlob(rec)
+	if err != nil {
+		return b, err
+	}
+	b.settle(now)
+	s.orphan(&b)
+	return b, nil
 }
 
 // loadExisting is loadBlob for operations on an existing blob: 404 BlobNotFound otherwise.
@@ -497,11 +508,6 @@ func (s *Service) checkWriteAccess(st *blobState, leaseID string, cond Condition
 	if kind != remove && st.b.Copy.pending(now) {
 		return azerr.New(azerr.PendingCopyOperation)
 	}
-	if kind != remove && st.b.archived(now) {
-		// Not even replaced: rclone's users see Azure answer a Put Blob over an archived
-		// blob so (rclone#3982), and AzCopy's a Put Block.
-		return azerr.New(azerr.BlobArchived)
-	}
 	if kind == create && leaseID != "" && anyTag(cond.IfNoneMatch) {
 		// The holder of the blob's lease replaces it even with If-None-Match: *, which the
 		// Python SDK sends with its lease for overwrite=False (its recordings: 201).
@@ -510,12 +516,19 @@ func (s *Service) checkWriteAccess(st *blobState, leaseID string, cond Condition
 	if err := cond.checkWrite(true, etagOf(st.b.ETag), time.Unix(0, st.b.Modified), st.b.Tags, kind, azerr.ConditionNotMet); err != nil {
 		return err
 	}
-	if kind == create && st.b.KeySHA == "" {
-		// Content written without a key may be replaced by content written with one
-		// (azblob's recorded TestPutBlobFromUrlWithCPK).
-		return nil
+	// Content written without a key may be replaced by content written with one (azblob's
+	// recorded TestPutBlobFromUrlWithCPK).
+	if kind != create || st.b.KeySHA != "" {
+		if err := cond.checkCustomerKey(st.b.KeySHA); err != nil {
+			return err
+		}
 	}
-	return cond.checkCustomerKey(st.b.KeySHA)
+	if kind != remove && st.b.archived(now) {
+		// Neither changed nor replaced: rclone's users see Azure answer a Put Blob over an
+		// archived blob so (rclone#3982), and AzCopy's a Put Block.
+		return azerr.New(azerr.BlobArchived)
+	}
+	return nil
 }
 
 // checkReadAccess applies a read's optional lease id and conditions to an existing blob or
@@ -591,9 +604,6 @@ func (s *Service) changeBlob(ctx context.Context, p Path, leaseID string, cond C
 		now := s.Now()
 		if err := s.checkWriteAccess(&st, leaseID, cond, modify, now); err != nil {
 			return nil, err
-		}
-		if st.b.archived(now) {
-			return nil, azerr.New(azerr.BlobArchived)
 		}
 		if err := notIncrementalBase(&st); err != nil {
 			return nil, err
@@ -821,7 +831,6 @@ func (s *Service) SetBlobTier(ctx context.Context, p Path, o SetTierOptions) (re
 		if st.b.Type != BlockBlob || isPageTier {
 			return nil, azerr.Newf(azerr.InvalidBlobType, "The blob type is invalid for this operation. Access tiers apply to block blobs, and to the page blobs of premium accounts.")
 		}
-		st.b.settle(now)
 		switch r := st.b.Rehydrate; {
 		case r != nil && canonical == r.To:
 			// Asking again for the same tier may raise the priority, never lower it (Azure's

@@ -296,7 +296,7 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 	return s.copyInto(ctx, dst, src, so, o.LeaseID, o.Conditions, o.EncryptionScope, o.Protection, nil, func(ctx context.Context, srcSt, _ *blobState, b *batch, now time.Time) (blobRecord, error) {
 		archived := srcSt.b.archived(now)
 		if archived {
-			if err := canRehydrateInto(dst, src, tier); err != nil {
+			if err := canRehydrateInto(tier); err != nil {
 				return blobRecord{}, err
 			}
 		}
@@ -334,16 +334,13 @@ func (s *Service) CopyBlob(ctx context.Context, dst, src Path, o CopyOptions) (B
 // copy of an archived source (Copy Blob From URL, the *From URL operations) is 409
 // BlobArchived (loadSource).
 
-// canRehydrateInto refuses the copies of an archived source (src) into dst that Azure does
-// not make: into Archive or no tier (the Python SDK's users see 409 "This operation is not
-// permitted on an archived blob." for a copy without one, azure-sdk-for-python#29838), and
-// onto the source itself.
-func canRehydrateInto(dst, src Path, tier string) error {
-	switch {
-	case tier == "" || tier == "Archive":
+// canRehydrateInto refuses the copies of an archived source that Azure does not make: into
+// Archive or no tier (the Python SDK's users see 409 "This operation is not permitted on an
+// archived blob." for a copy without one, azure-sdk-for-python#29838). One onto the source
+// itself is refused before, as every write over an archived blob is (checkWriteAccess).
+func canRehydrateInto(tier string) error {
+	if tier == "" || tier == "Archive" {
 		return azerr.Newf(azerr.BlobArchived, "This operation is not permitted on an archived blob. A copy of an archived blob rehydrates it, and needs an online tier: x-ms-access-tier Hot, Cool or Cold.")
-	case dst.Account == src.Account && dst.Container == src.Container && dst.Name == src.Name && src.Snapshot == "" && src.VersionID == "":
-		return azerr.Newf(azerr.BlobArchived, "This operation is not permitted on an archived blob. A copy that rehydrates an archived blob must have another name than its source.")
 	}
 	return nil
 }

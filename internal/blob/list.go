@@ -188,11 +188,10 @@ func (s *Service) listedBlob(ctx context.Context, rec *store.Record, inc ListBlo
 	default:
 		return false, nil
 	}
-	b, err := decodeBlob(rec)
+	b, err := s.readRecord(rec, now)
 	if err != nil {
 		return false, err
 	}
-	s.orphan(&b)
 	switch {
 	case b.Deleted == 0:
 	case !inc.Deleted || !b.retained(now):

@@ -125,7 +125,7 @@ func (s *Service) loadVersion(ctx context.Context, st *blobState, id string) err
 			st.key = base
 			return err
 		}
-		b, err := decodeBlob(rec)
+		b, err := s.readRecord(rec, s.Now())
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func (s *Service) loadVersion(ctx context.Context, st *blobState, id string) err
 		st.key, st.rec, st.b, st.readTags = base, rec, b, b.Tags
 		return nil
 	}
-	st.b, err = decodeBlob(st.rec)
+	st.b, err = s.readRecord(st.rec, s.Now())
 	return err
 }
 

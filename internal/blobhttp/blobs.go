@@ -130,8 +130,9 @@ func (s *Server) copySource(rq *request, fetched bool) (blob.Path, blob.Fetch, e
 		if s.Fetcher == nil {
 			return blob.Path{}, nil, azerr.Newf(azerr.CannotVerifyCopySource, "Could not verify the copy source within the specified time: %s is not on this server (%s), which fetches no copy source from other servers (--fetch-copy-sources).", blobfetch.Where(u), rq.R.Host)
 		}
-		rq.sourceTags = s.remoteTags(rq, u)
-		return blob.Path{}, s.remoteSource(rq, u, !fetched), nil
+		h := sourceRequestHeader(rq)
+		rq.sourceTags = s.remoteTags(u, h)
+		return blob.Path{}, s.remoteSource(rq, u, h, !fetched), nil
 	}
 	p, err := s.localSource(rq, u, fetched)
 	return p, nil, err

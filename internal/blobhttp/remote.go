@@ -33,13 +33,12 @@ var sourceHeaders = []struct{ from, to string }{
 	{"x-ms-source-encryption-algorithm", "x-ms-encryption-algorithm"},
 }
 
-// remoteSource is the Fetch of u, a copy source on another server, for rq. The GET carries
-// the request's x-ms-version, whatever the source: an Azure server without a tell-tale host
+// remoteSource is the Fetch of u, a copy source on another server, for rq, whose GET has the
+// header h (sourceRequestHeader). It carries the request's x-ms-version, whatever the source: an Azure server without a tell-tale host
 // name (Azurite, another Tabula, a public container) then answers in that version's shape,
 // and other servers ignore it. asCopyBlob makes unmet source conditions 412
 // SourceConditionNotMet, as Copy Blob's are, and copies only the written pages of a page blob.
-func (s *Server) remoteSource(rq *request, u *url.URL, asCopyBlob bool) blob.Fetch {
-	h := sourceRequestHeader(rq)
+func (s *Server) remoteSource(rq *request, u *url.URL, h http.Header, asCopyBlob bool) blob.Fetch {
 	source := blobfetch.Where(u)
 	return func(ctx context.Context, r *blob.ByteRange) (*blob.RemoteSource, error) {
 		note := &fetchNote{source: source}
@@ -70,10 +69,9 @@ func sourceRequestHeader(rq *request) http.Header {
 	return h
 }
 
-// remoteTags reads the tags of u, rq's copy source on another server, for a copy that takes
-// them (x-ms-copy-source-tag-option: COPY).
-func (s *Server) remoteTags(rq *request, u *url.URL) func(ctx context.Context) (blob.Tags, error) {
-	h := sourceRequestHeader(rq)
+// remoteTags reads the tags of u, a copy source on another server, with the header h
+// (sourceRequestHeader), for a copy that takes them (x-ms-copy-source-tag-option: COPY).
+func (s *Server) remoteTags(u *url.URL, h http.Header) func(ctx context.Context) (blob.Tags, error) {
 	return func(ctx context.Context) (blob.Tags, error) {
 		return s.Fetcher.Tags(ctx, blobfetch.Request{URL: u, Header: h})
 	}

@@ -234,13 +234,14 @@ func parseDecimal(v string, precision, scale int) (*big.Int, error) {
 	return d, nil
 }
 
-// encode appends what the batch adds to the stream: the schema and an empty batch the
-// first time, then the batch's rows, if any, after an end-of-stream marker.
-func (s *arrowStream) encode(out []byte, b *arrowBatch) []byte {
+// encode is what the batch adds to the stream: the schema and an empty batch the first
+// time, then the batch's rows, if any, after an end-of-stream marker.
+func (s *arrowStream) encode(b *arrowBatch) []byte {
+	var out []byte
 	if !s.started {
 		s.started = true
 		out = appendMessage(out, s.schemaMessage(), nil)
-		out = appendMessage(out, s.batchMessage(&arrowBatch{cols: make([]arrowColumn, len(s.fields))}, nil, 0), nil)
+		out = appendMessage(out, s.batchMessage(s.newBatch(), nil, 0), nil)
 	}
 	if b == nil || b.rows == 0 {
 		return out

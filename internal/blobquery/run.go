@@ -91,7 +91,7 @@ func Run(w io.Writer, body io.Reader, total int64, q *Query, in, out Format) err
 	wroteData := false // in this stretch
 	flush := func() error {
 		if arrow != nil && (batch.rows > 0 || !arrow.started) {
-			buf.Write(arrow.encode(nil, batch))
+			buf.Write(arrow.encode(batch))
 			batch = arrow.newBatch()
 		}
 		if buf.Len() == 0 && wroteData {
